@@ -1,0 +1,162 @@
+"""Input checks shared by every estimator of the project.
+
+Each check raises ``ValueError`` (or ``TypeError`` for a wrong kind of object)
+with a message that names the argument and what was expected.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+UNLABELED = -1
+
+
+def check_features(X, *, name="X"):
+    """Return ``X`` as a finite float64 matrix.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features), float64
+    """
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric array, got {type(X).__name__}") from exc
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-dimensional (n_samples, n_features), got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one row and one column, got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return X
+
+
+def check_labels(y, n_samples, *, name="y"):
+    """Return ``y`` as an int64 vector of length ``n_samples``.
+
+    Float labels are accepted only when every value is integral.
+    """
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {y.shape}")
+    if y.shape[0] != n_samples:
+        raise ValueError(f"X and {name} have mismatched lengths: {n_samples} rows in X, {y.shape[0]} in {name}")
+    if y.dtype.kind == "b" or y.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must hold integer ordinal labels (and {UNLABELED} for unlabeled rows), got dtype {y.dtype}")
+    if y.dtype.kind == "f":
+        if not np.isfinite(y).all() or not np.array_equal(y, np.round(y)):
+            raise ValueError(f"{name} must hold integer ordinal labels; found non-integer values")
+    return y.astype(np.int64)
+
+
+def ordinal_classes(y, classes=None):
+    """Sorted ordinal levels: the distinct labeled values, or ``classes`` if given.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two levels, or a labeled row whose label is not in ``classes``.
+    """
+    observed = np.unique(y[y != UNLABELED])
+    if classes is None:
+        levels = observed
+    else:
+        levels = np.asarray(classes)
+        if levels.ndim != 1 or not np.array_equal(levels, np.unique(levels)):
+            raise ValueError("classes must be a 1-d array of distinct, increasing labels")
+        unknown = np.setdiff1d(observed, levels)
+        if unknown.size:
+            raise ValueError(f"y holds labels {unknown.tolist()} that are not in classes {levels.tolist()}")
+        levels = levels.astype(np.int64)
+    if levels.size < 2:
+        raise ValueError(f"need at least two ordinal classes among labeled rows, found {levels.size} ({levels.tolist()})")
+    return levels
+
+
+def split_codes(y, levels):
+    """Map labels to class codes ``0..k-1`` (``-1`` stays ``-1``) and check every split.
+
+    Split ``j`` (``j = 0..k-2``) has negatives ``code <= j`` and positives ``code > j``.
+
+    Raises
+    ------
+    ValueError
+        If some split has no labeled positive or no labeled negative row.
+    """
+    codes = np.full(y.shape, UNLABELED, dtype=np.int64)
+    labeled = y != UNLABELED
+    codes[labeled] = np.searchsorted(levels, y[labeled])
+    counts = np.bincount(codes[labeled], minlength=levels.size)
+    below = np.cumsum(counts)[:-1]
+    above = labeled.sum() - below
+    for j, (n_neg, n_pos) in enumerate(zip(below, above)):
+        if n_neg == 0 or n_pos == 0:
+            raise ValueError(
+                f"split {j} (label <= {levels[j]} vs label > {levels[j]}) has "
+                f"{n_pos} positive and {n_neg} negative labeled rows; each split needs both"
+            )
+    return codes
+
+
+def check_tradeoff(tradeoff, n_splits):
+    """Return the per-split trade-off weights ``gamma^j`` as a vector in [0, 1]."""
+    weights = np.asarray(tradeoff, dtype=np.float64)
+    if weights.ndim == 0:
+        weights = np.full(n_splits, float(weights))
+    if weights.shape != (n_splits,):
+        raise ValueError(f"tradeoff must be a scalar or {n_splits} values (one per split), got shape {weights.shape}")
+    if not np.all((weights >= 0) & (weights <= 1)):
+        raise ValueError(f"tradeoff values must lie in [0, 1], got {weights.tolist()}")
+    return weights
+
+
+def check_semisupervised(X, y, *, tradeoff=1.0, classes=None):
+    """Validate a semi-supervised ordinal training set.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Ordinal labels; ``-1`` marks unlabeled rows.
+    tradeoff : float or array-like of shape (k - 1,)
+        Weights ``gamma^j`` of the labeled-only risk; unlabeled rows are
+        required whenever some weight is below one.
+    classes : array-like, optional
+        The full ordered label set, when some levels are absent among labeled rows.
+
+    Returns
+    -------
+    X : ndarray, float64
+    codes : ndarray of int64
+        Class codes ``0..k-1`` and ``-1`` for unlabeled rows.
+    levels : ndarray
+        The ordered labels (``classes_``).
+    weights : ndarray of shape (k - 1,)
+    """
+    X = check_features(X)
+    y = check_labels(y, X.shape[0])
+    levels = ordinal_classes(y, classes)
+    codes = split_codes(y, levels)
+    weights = check_tradeoff(tradeoff, levels.size - 1)
+    if np.any(weights < 1) and not np.any(codes == UNLABELED):
+        raise ValueError("no unlabeled rows (y == -1) were given, but some tradeoff value is below 1; "
+                         "use tradeoff=1 for a purely supervised fit")
+    return X, codes, levels, weights
+
+
+def check_positive(value, name, *, integer=False):
+    """Check that a hyperparameter is a positive real (or integer) number."""
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise TypeError(f"{name} must be a positive {'integer' if integer else 'number'}, got {value!r}")
+    if not value > 0 or not np.isfinite(value):
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return value

@@ -1,0 +1,170 @@
+"""Obtaining a dataset's file: offline mirror first, then the cache, then upstream.
+
+Downloads go through pooch, which streams into a temporary file next to the
+target and renames it only after the sha256 check passed, so an interrupted or
+corrupt transfer never leaves a file under the final name.
+"""
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cache import resolve_cache_dir, resolve_mirror
+from .errors import ChecksumError, DownloadError
+
+DEFAULT_RETRIES = 3
+DEFAULT_TIMEOUT = 60.0
+_HASH_BLOCK = 1 << 20
+
+
+@dataclass(frozen=True)
+class LocalFile:
+    """A dataset file on disk and where it came from.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+    sha256 : str
+        Hash of the bytes on disk (computed, so known even when the registry
+        has none).
+    source : str
+        ``"mirror"``, ``"cache"`` or the URL it was downloaded from.
+    """
+
+    path: Path
+    sha256: str
+    source: str
+
+
+def sha256_file(path):
+    """Hex sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(_HASH_BLOCK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check(spec, path, where):
+    """Hash ``path`` and raise :class:`ChecksumError` if the registry disagrees."""
+    actual = sha256_file(path)
+    if spec.sha256 is not None and actual != spec.sha256:
+        raise ChecksumError(
+            f"dataset {spec.name!r}: sha256 of {where} is {actual}, "
+            f"expected {spec.sha256} (file {spec.fname!r})"
+        )
+    return actual
+
+
+def _find_in_mirror(spec, mirror):
+    for relative in spec.mirror_candidates():
+        candidate = mirror / relative
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+class _VerifyingDownloader:
+    """pooch downloader that checks the sha256 before pooch renames the file.
+
+    Raising :class:`ChecksumError` here (instead of letting pooch compare) gives
+    an error that names the dataset and URL; pooch still deletes the
+    temporary file and retries.
+    """
+
+    def __init__(self, spec, url, timeout):
+        import pooch
+
+        self._spec = spec
+        self._url = url
+        self._http = pooch.HTTPDownloader(progressbar=False, timeout=timeout)
+        self.sha256 = None
+
+    def __call__(self, url, output_file, pooch_instance):
+        self._http(url, output_file, pooch_instance)
+        self.sha256 = _check(self._spec, output_file, f"the download from {self._url}")
+
+
+def fetch(spec, *, cache_dir=None, mirror=None, retries=DEFAULT_RETRIES, timeout=DEFAULT_TIMEOUT):
+    """Return the local copy of a registered dataset's file, downloading if needed.
+
+    Order: the mirror (read in place, never copied), then the cache, then
+    each URL of ``spec.urls`` in turn.
+
+    Parameters
+    ----------
+    spec : DatasetSpec
+        A file-backed registry entry.
+    cache_dir : str or path-like, optional
+        See :func:`~qs3orao.datasets.cache.resolve_cache_dir`; downloads land in
+        ``<cache_dir>/raw/<name>/<fname>``.
+    mirror : str or path-like, optional
+        See :func:`~qs3orao.datasets.cache.resolve_mirror`.
+    retries : int, default=3
+        Extra attempts per URL after a failed transfer or checksum mismatch.
+    timeout : float, default=60
+        Seconds without data before a connection is abandoned.
+
+    Returns
+    -------
+    LocalFile
+
+    Raises
+    ------
+    ChecksumError
+        If a mirror file or a download has an unexpected sha256.
+    DownloadError
+        If no mirror file exists and every URL failed (or there is none).
+    """
+    if spec.fname is None:
+        raise ValueError(f"dataset {spec.name!r} (kind {spec.kind!r}) has no file to fetch")
+    if retries < 0:
+        raise ValueError(f"retries must be >= 0, got {retries}")
+    mirror_dir = resolve_mirror(mirror)
+    if mirror_dir is not None:
+        found = _find_in_mirror(spec, mirror_dir)
+        if found is not None:
+            return LocalFile(found, _check(spec, found, f"mirror file {found}"), "mirror")
+
+    target = resolve_cache_dir(cache_dir) / "raw" / spec.name / spec.fname
+    if target.is_file():
+        try:
+            return LocalFile(target, _check(spec, target, f"cached file {target}"), "cache")
+        except ChecksumError:
+            target.unlink()  # a stale or damaged cache entry: fetch it again below
+    if not spec.urls:
+        where = f"mirror {mirror_dir}" if mirror_dir else "no mirror configured"
+        raise DownloadError(
+            f"dataset {spec.name!r} has no upstream URL and is read only from an offline "
+            f"mirror holding one of {list(spec.mirror_candidates())} ({where})"
+        )
+    return _download(spec, target, retries, timeout)
+
+
+def _download(spec, target, retries, timeout):
+    import pooch
+    import requests
+
+    failures = []
+    for url in spec.urls:
+        # The hash is checked by the downloader, so pooch gets none to check.
+        fetcher = pooch.create(
+            path=target.parent,
+            base_url="",
+            registry={spec.fname: None},
+            urls={spec.fname: url},
+            retry_if_failed=retries,
+        )
+        downloader = _VerifyingDownloader(spec, url, timeout)
+        try:
+            fetcher.fetch(spec.fname, downloader=downloader)
+        except ChecksumError:
+            raise
+        except (requests.RequestException, OSError) as exc:
+            failures.append(f"{url}: {exc}")
+            continue
+        return LocalFile(target, downloader.sha256, url)
+    raise DownloadError(
+        f"dataset {spec.name!r}: could not download {spec.fname!r} "
+        f"after {retries + 1} attempt(s) per URL; " + "; ".join(failures)
+    )

@@ -1,0 +1,181 @@
+"""The QS3ORAO estimator (Shi, Gu, Li and Huang, AAAI 2020), scikit-learn style."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import UNLABELED, check_features, check_positive, check_semisupervised
+from .engine import train
+from .kernels import resolve_seed
+from .metrics import ordinal_auc
+from .thresholds import SURROGATES, assign_classes, fit_thresholds
+
+__all__ = ["QS3ORAO"]
+
+_BLOCK_STORAGE = ("auto", "memory", "regenerate")
+
+
+class QS3ORAO(BaseEstimator):
+    """Quadruply stochastic gradient semi-supervised ordinal regression AUC optimisation.
+
+    Minimises ``lam/2 ||f||^2 + mean_j R^j_PNU(f)`` (the paper's Equation (10)
+    with the squared pairwise loss) over the Gaussian RKHS by doubly stochastic
+    functional gradients: every iteration samples, for each split ``j``,
+    ``batch_size`` positives (class > j), negatives (class <= j) and unlabeled
+    rows, draws one block of ``n_components`` random frequencies from its seed,
+    takes the step ``eta_t = theta / t`` and shrinks every earlier coefficient
+    by ``1 - eta_t * lam``.  The thresholds then minimise the all-threshold loss
+    over the labeled rows.
+
+    Parameters
+    ----------
+    n_iter : int, default=1000
+        Number of iterations ``t``.
+    batch_size : int, default=16
+        Rows sampled per data source (positive, negative, unlabeled) and split
+        per iteration.  Within a batch all pairs are used, which is unbiased and
+        reduces to the paper's single sample when ``batch_size=1``.
+    n_components : int, default=32
+        Random frequencies drawn per iteration (``2 * n_components`` features).
+    gamma : float, default=1.0
+        Kernel parameter of ``k(x, x') = exp(-gamma ||x - x'||^2)``.
+    lam : float, default=1.0
+        Regularisation ``lambda > 0``.
+    theta : float, optional
+        Step-size scale, ``eta_t = theta / t``.  Default ``1.5 / lam``, the
+        middle of the range ``theta * lam in (1, 2)`` of the paper's theorem.
+    tradeoff : float or array-like of shape (k - 1,), default=0.5
+        ``gamma^j`` in [0, 1]: weight of the labeled-only AUC risk of split ``j``.
+    threshold_loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
+        Surrogate of the all-threshold loss; "hinge" is the paper's linear program.
+    classes : array-like, optional
+        The full ordered label set, when some levels have no labeled row.
+    block_storage : {"auto", "memory", "regenerate"}, default="auto"
+        Keep the frequency blocks for prediction, or regenerate them from their
+        seeds; "auto" keeps them when they take at most ``max_memory`` bytes.
+    max_memory : int, default=256 MiB
+        Memory budget of the kept frequency blocks, in bytes.
+    random_state : int, numpy Generator or None
+        Seed of the row sampling and of every frequency block.
+    verbose : bool, default=False
+        Print iterations per second and time left to stderr.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (k,)
+    thresholds_ : ndarray of shape (k - 1,)
+    threshold_intervals_ : ndarray of shape (k - 1, 2)
+        Minimiser interval of each threshold (a point for strictly convex losses).
+    coef_ : ndarray of shape (n_iter, 2 * n_components)
+        The coefficients ``alpha_i`` of the final function.
+    train_scores_ : ndarray of shape (n_samples,)
+        ``f`` at the training rows, as maintained by the training loop.
+    n_iter_ : int
+    seed_ : int
+        The resolved seed; refitting with ``random_state=seed_`` reproduces the fit.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from qs3orao import QS3ORAO
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(300, 2))
+    >>> y = np.digitize(X.sum(axis=1), [0.7, 1.0, 1.3])
+    >>> y[100:] = -1
+    >>> model = QS3ORAO(n_iter=200, gamma=2.0, random_state=0).fit(X, y)
+    >>> model.thresholds_.shape
+    (3,)
+    """
+
+    def __init__(self, *, n_iter=1000, batch_size=16, n_components=32, gamma=1.0, lam=1.0, theta=None,
+                 tradeoff=0.5, threshold_loss="hinge", classes=None, block_storage="auto",
+                 max_memory=256 * 2**20, random_state=None, verbose=False):
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.n_components = n_components
+        self.gamma = gamma
+        self.lam = lam
+        self.theta = theta
+        self.tradeoff = tradeoff
+        self.threshold_loss = threshold_loss
+        self.classes = classes
+        self.block_storage = block_storage
+        self.max_memory = max_memory
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _check_params(self):
+        for name in ("n_iter", "batch_size", "n_components"):
+            check_positive(getattr(self, name), name, integer=True)
+        for name in ("gamma", "lam"):
+            check_positive(getattr(self, name), name)
+        if self.theta is not None:
+            check_positive(self.theta, "theta")
+        if self.threshold_loss not in SURROGATES:
+            raise ValueError(f"threshold_loss must be one of {sorted(SURROGATES)}, got {self.threshold_loss!r}")
+        if self.block_storage not in _BLOCK_STORAGE:
+            raise ValueError(f"block_storage must be one of {_BLOCK_STORAGE}, got {self.block_storage!r}")
+        if not isinstance(self.max_memory, numbers.Real) or self.max_memory < 0:
+            raise ValueError(f"max_memory must be a non-negative number of bytes, got {self.max_memory!r}")
+
+    def _keep_blocks(self, n_features):
+        if self.block_storage != "auto":
+            return self.block_storage == "memory"
+        return self.n_iter * self.n_components * n_features * 8 <= self.max_memory
+
+    def fit(self, X, y):
+        """Fit on labeled rows (ordinal labels) and unlabeled rows (``y == -1``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X, codes, self.classes_, weights = check_semisupervised(X, y, tradeoff=self.tradeoff, classes=self.classes)
+        self.seed_ = resolve_seed(self.random_state)
+        self.theta_ = 1.5 / self.lam if self.theta is None else float(self.theta)
+        self._model, self.train_scores_ = train(
+            X, codes, weights, n_iter=self.n_iter, batch_size=self.batch_size, n_components=self.n_components,
+            gamma=float(self.gamma), lam=float(self.lam), theta=self.theta_, seed=self.seed_,
+            keep_blocks=self._keep_blocks(X.shape[1]), verbose=self.verbose)
+        labeled = codes != UNLABELED
+        self.thresholds_, self.threshold_intervals_ = fit_thresholds(
+            self.train_scores_[labeled], codes[labeled], self.classes_.size, self.threshold_loss,
+            return_intervals=True)
+        self.coef_ = self._model.coef
+        self.n_iter_ = self.n_iter
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def decision_function(self, X):
+        """The latent ranking function ``f(x)``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "coef_")
+        X = check_features(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but QS3ORAO was fitted with {self.n_features_in_}")
+        return self._model.decision_function(X)
+
+    def predict(self, X):
+        """Ordinal labels from the thresholds."""
+        return self.classes_[assign_classes(self.decision_function(X), self.thresholds_)]
+
+    def score(self, X, y):
+        """Ordinal AUC of ``f`` on the labeled rows (``y != -1``)."""
+        y = np.asarray(y)
+        labeled = y != UNLABELED
+        return ordinal_auc(y[labeled], self.decision_function(np.asarray(X)[labeled]), classes=self.classes_)
