@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .objective import split_risk
-
 __all__ = ["draw_rows", "gradient_weights"]
 
 
@@ -17,34 +15,39 @@ def draw_rows(rng, splits, unlabeled, tradeoff, batch_size):
     """Sample ``batch_size`` positives, negatives and unlabeled rows for every split.
 
     Unlabeled rows are drawn only for splits whose ``tradeoff < 1`` (they have
-    zero weight otherwise).
+    zero weight otherwise).  All indices of a step come from one
+    ``rng.random`` call, so the stream is the same whether steps are drawn one
+    at a time or many ahead (the fast engine draws a group of steps at once).
 
     Returns
     -------
     list of tuple of ndarray
         ``(positives, negatives, unlabeled)`` row indices per split.
     """
-    draws = []
-    for (pos, neg), weight in zip(splits, tradeoff):
-        p = pos[rng.integers(pos.size, size=batch_size)]
-        n = neg[rng.integers(neg.size, size=batch_size)]
-        u = unlabeled[rng.integers(unlabeled.size, size=batch_size)] if weight < 1.0 else unlabeled[:0]
-        draws.append((p, n, u))
-    return draws
+    pools = [pool for (pos, neg), weight in zip(splits, tradeoff)
+             for pool in ((pos, neg, unlabeled) if weight < 1.0 else (pos, neg))]
+    sizes = np.array([pool.size for pool in pools])
+    # floor(u * size) is uniform on 0..size-1 up to 2^-53; the clip guards the rounding at u -> 1.
+    picks = np.minimum((rng.random((sizes.size, batch_size)) * sizes[:, None]).astype(np.int64), sizes[:, None] - 1)
+    chosen = iter(pool[pick] for pool, pick in zip(pools, picks))
+    return [(next(chosen), next(chosen), next(chosen) if weight < 1.0 else unlabeled[:0]) for weight in tradeoff]
 
 
 def gradient_weights(draws, scores, tradeoff):
     """Rows and weights ``w`` of the stochastic functional gradient ``xi = sum_i w_i k(x_i, .)``.
 
     This is the paper's Equation (11), with the ``l_5``/``l_6`` terms attached
-    to ``x_u`` and ``x_n`` as the derivative demands (Algorithm 1 swaps them).
+    to ``x_u`` and ``x_n`` as the derivative demands (Algorithm 1 swaps them):
+    the gradient of :func:`qs3orao.objective.split_risk` on the sampled scores,
+    averaged over splits, evaluated for all splits at once.
 
     Parameters
     ----------
     draws : list of tuple of ndarray
-        Output of :func:`draw_rows`.
+        Output of :func:`draw_rows`: every split's positives and negatives,
+        and its unlabeled rows (or none), have one common batch size.
     scores : callable
-        Maps row indices to the current scores ``f(x)`` of those rows.
+        Maps row indices to the current scores ``f(x)`` of those rows; called once.
     tradeoff : ndarray of shape (k - 1,)
 
     Returns
@@ -52,9 +55,25 @@ def gradient_weights(draws, scores, tradeoff):
     rows : ndarray of int
     weights : ndarray of float
     """
-    rows, weights = [], []
-    for (p, n, u), weight in zip(draws, tradeoff):
-        _, gp, gn, gu = split_risk(scores(p), scores(n), scores(u), weight)
-        rows += [p, n, u[: gu.size]]
-        weights += [gp, gn, gu]
-    return np.concatenate(rows), np.concatenate(weights) / tradeoff.size
+    pos = np.stack([p for p, _, _ in draws])
+    neg = np.stack([n for _, n, _ in draws])
+    semi = np.flatnonzero([u.size > 0 and weight < 1.0 for (_, _, u), weight in zip(draws, tradeoff)])
+    unl = np.stack([draws[j][2] for j in semi]) if semi.size else pos[:0]
+    rows = np.concatenate([pos.ravel(), neg.ravel(), unl.ravel()])
+    f = scores(rows)
+    fp, fn, fu = f[:pos.size].reshape(pos.shape), f[pos.size:2 * pos.size].reshape(neg.shape), f[2 * pos.size:]
+    fu = fu.reshape(unl.shape)
+    batch = pos.shape[1]
+    mean_p, mean_n = fp.mean(axis=1, keepdims=True), fn.mean(axis=1, keepdims=True)
+    labeled_weight = tradeoff[:, None]
+    grad_p = -2.0 * labeled_weight * (1.0 - fp + mean_n) / batch
+    grad_n = 2.0 * labeled_weight * (1.0 - mean_p + fn) / batch
+    grad_u = fu[:0]
+    if semi.size:
+        unlabeled_weight = 1.0 - tradeoff[semi, None]
+        mean_u = fu.mean(axis=1, keepdims=True)
+        grad_p[semi] -= 2.0 * unlabeled_weight * (1.0 - fp[semi] + mean_u) / batch
+        grad_n[semi] += 2.0 * unlabeled_weight * (1.0 - mean_u + fn[semi]) / batch
+        grad_u = 2.0 * unlabeled_weight * ((1.0 - mean_p[semi] + fu) - (1.0 - fu + mean_n[semi])) / batch
+    weights = np.concatenate([grad_p.ravel(), grad_n.ravel(), grad_u.ravel()])
+    return rows, weights / tradeoff.size

@@ -100,6 +100,13 @@ def _argmin_interval(lower, upper, slope):
     """Ends of ``argmin e`` found by bisection on the monotone one-sided derivatives."""
     span = np.concatenate([lower, upper])
     lo, hi = span.min() - 2.0, span.max() + 2.0
+    # The logistic minimiser sits near log(class-count ratio) from the scores, possibly
+    # far outside them: widen the bracket until the slopes have opposite signs.
+    width = hi - lo
+    while _slope(lo, lower, upper, slope, +1) >= 0.0:
+        lo, width = lo - width, 2.0 * width
+    while _slope(hi, lower, upper, slope, -1) <= 0.0:
+        hi, width = hi + width, 2.0 * width
     ends = []
     for side, target in ((+1, lambda g: g >= 0.0), (-1, lambda g: g > 0.0)):
         a, c = lo, hi
@@ -138,6 +145,9 @@ def fit_thresholds(scores, codes, n_classes, loss="hinge", *, return_intervals=F
     """
     _, slope = _surrogate(loss)
     scores = np.asarray(scores, dtype=np.float64)
+    counts = np.bincount(codes, minlength=n_classes)
+    if counts[0] == 0 or counts[-1] == 0:
+        raise ValueError(f"fit_thresholds needs labeled rows in the lowest and highest class, got counts {counts.tolist()}")
     intervals = np.array([
         _argmin_interval(scores[codes <= j], scores[codes > j], slope) for j in range(n_classes - 1)
     ])

@@ -1,0 +1,59 @@
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from qs3orao.thresholds import SURROGATES, assign_classes, fit_thresholds, threshold_loss
+
+
+@st.composite
+def labeled_scores(draw):
+    k = draw(st.integers(2, 5))
+    codes = np.concatenate([np.arange(k), draw(arrays(np.int64, draw(st.integers(0, 12)),
+                                                      elements=st.integers(0, k - 1)))])
+    scores = draw(arrays(np.float64, codes.size, elements=st.sampled_from([-2.0, -0.5, 0.0, 0.25, 1.0, 3.0])))
+    return scores, codes, k
+
+
+@pytest.mark.parametrize("loss", sorted(SURROGATES))
+@given(data=labeled_scores())
+def test_thresholds_minimise_the_all_threshold_loss(loss, data):
+    scores, codes, k = data
+    b, intervals = fit_thresholds(scores, codes, k, loss, return_intervals=True)
+    best = threshold_loss(b, scores, codes, loss)
+    grid = np.linspace(scores.min() - 3, scores.max() + 3, 601)
+    for j in range(k - 1):
+        for value in grid:
+            trial = b.copy()
+            trial[j] = value
+            assert threshold_loss(trial, scores, codes, loss) >= best - 1e-9
+        # Both ends of the reported interval are minimisers too.
+        for end in intervals[j]:
+            trial = b.copy()
+            trial[j] = end
+            assert threshold_loss(trial, scores, codes, loss) == pytest.approx(best, abs=1e-9)
+    assert np.all(np.diff(b) >= 0)
+
+
+def test_hinge_minimiser_is_an_interval_and_the_midpoint_is_returned():
+    # One negative at 0, one positive at 3: every b in [1, 2] has zero hinge loss.
+    b, intervals = fit_thresholds(np.array([0.0, 3.0]), np.array([0, 1]), 2, "hinge", return_intervals=True)
+    np.testing.assert_allclose(intervals, [[1.0, 2.0]])
+    np.testing.assert_allclose(b, [1.5])
+
+
+def test_logistic_minimiser_is_a_point():
+    _, intervals = fit_thresholds(np.array([0.0, 3.0, 1.0]), np.array([0, 1, 1]), 2, "logistic",
+                                  return_intervals=True)
+    assert intervals[0, 1] - intervals[0, 0] < 1e-12
+
+
+def test_assign_classes_counts_thresholds_below():
+    np.testing.assert_array_equal(assign_classes(np.array([-1.0, 0.0, 0.5, 2.0]), np.array([0.0, 1.0])),
+                                  [0, 0, 1, 2])
+
+
+def test_unknown_loss():
+    with pytest.raises(ValueError, match="threshold_loss"):
+        fit_thresholds(np.zeros(2), np.array([0, 1]), 2, "cubic")

@@ -1,0 +1,77 @@
+"""The training step against an independent route: finite differences of the sampled objective."""
+
+import numpy as np
+import pytest
+from scipy.optimize import approx_fprime
+
+from qs3orao import QS3ORAO
+from qs3orao._validation import check_semisupervised
+from qs3orao.kernels import fourier_features, frequency_block, sampling_rng
+from qs3orao.objective import pair_risk, split_members
+from qs3orao.stochastic import draw_rows, gradient_weights
+
+from .problems import ordinal_problem
+
+from .test_objective import brute_pairs
+
+
+def sampled_risk(scores, draws, tradeoff):
+    """Equation (9) on the sampled rows, by explicit pairwise sums."""
+    total = 0.0
+    for (p, n, u), g in zip(draws, tradeoff):
+        total += g * brute_pairs(scores(p), scores(n))
+        if g < 1:
+            total += (1 - g) * (brute_pairs(scores(p), scores(u)) + brute_pairs(scores(u), scores(n)) - 0.5)
+    return total / tradeoff.size
+
+
+@pytest.fixture
+def step_setup():
+    X, y, _ = ordinal_problem(n=80, n_labeled=30, k=4)
+    X, codes, _, tradeoff = check_semisupervised(X, y, tradeoff=[0.3, 0.6, 0.0])
+    splits, unlabeled = split_members(codes, 3)
+    draws = draw_rows(sampling_rng(1), splits, unlabeled, tradeoff, batch_size=3)
+    F0 = np.random.default_rng(2).normal(size=X.shape[0])
+    omega = frequency_block(1, 5, 6, X.shape[1], 2.0)
+    return X, tradeoff, draws, F0, omega
+
+
+def restricted_gradient(X, tradeoff, draws, F0, omega):
+    """Finite-difference gradient in the new block's weights ``w`` of ``R(f + w . phi_omega)`` at ``w = 0``."""
+    def risk(w):
+        return sampled_risk(lambda rows: F0[rows] + fourier_features(X[rows], omega) @ w, draws, tradeoff)
+    return approx_fprime(np.zeros(2 * omega.shape[0]), risk, 1e-7)
+
+
+def test_coefficient_update_is_minus_step_times_the_restricted_gradient(step_setup):
+    X, tradeoff, draws, F0, omega = step_setup
+    eta = 0.37
+    rows, weights = gradient_weights(draws, F0.__getitem__, tradeoff)
+    alpha = -eta * (weights @ fourier_features(X[rows], omega))
+    np.testing.assert_allclose(alpha, -eta * restricted_gradient(X, tradeoff, draws, F0, omega), atol=1e-5)
+
+
+def test_algorithm_1_as_printed_is_not_the_gradient(step_setup):
+    """Algorithm 1 attaches l_5 to phi(x_n) and l_6 to phi(x_u); Equation (11) does the opposite."""
+    X, tradeoff, draws, F0, omega = step_setup
+    pseudo = np.zeros(2 * omega.shape[0])
+    for (p, n, u), g in zip(draws, tradeoff):
+        phi = lambda rows: fourier_features(X[rows], omega)  # noqa: E731
+        _, l1, l2 = pair_risk(F0[p], F0[n])
+        _, l3, l4 = pair_risk(F0[p], F0[u])
+        _, l5, l6 = pair_risk(F0[u], F0[n])
+        pseudo += g * (l1 @ phi(p) + l2 @ phi(n)) + (1 - g) * (l3 @ phi(p) + l4 @ phi(u) + l5 @ phi(n) + l6 @ phi(u))
+    pseudo /= tradeoff.size
+    assert not np.allclose(pseudo, restricted_gradient(X, tradeoff, draws, F0, omega), atol=1e-3)
+
+
+def test_each_step_shrinks_earlier_coefficients_by_the_current_step():
+    X, y, _ = ordinal_problem()
+    lam, theta, t = 0.4, 3.0, 12
+    short = QS3ORAO(n_iter=t, lam=lam, theta=theta, n_components=4, random_state=3).fit(X, y)
+    longer = QS3ORAO(n_iter=t + 1, lam=lam, theta=theta, n_components=4, random_state=3).fit(X, y)
+    shrink = 1 - theta / (t + 1) * lam
+    np.testing.assert_allclose(longer.coef_[:t], shrink * short.coef_, rtol=1e-12, atol=1e-15)
+    # f_{t+2} = (1 - eta lam) f_{t+1} + alpha_{t+1} phi_{t+1}: the new block adds exactly its own term.
+    new_term = fourier_features(X, frequency_block(3, t + 1, 4, X.shape[1], 1.0)) @ longer.coef_[t]
+    np.testing.assert_allclose(longer.train_scores_, shrink * short.train_scores_ + new_term, atol=1e-12)
