@@ -102,7 +102,7 @@ def fourier_features(X, omega):
     --------
     >>> import numpy as np
     >>> phi = fourier_features(np.zeros((1, 3)), frequency_block(0, 0, 4, 3, 1.0))
-    >>> float(phi @ phi.T)  # k(x, x) = 1 exactly for any frequencies
+    >>> float((phi @ phi.T)[0, 0])  # k(x, x) = 1 exactly for any frequencies
     1.0
     """
     projection = X @ omega.T

@@ -59,7 +59,7 @@ def ordinal_auc(y_true, scores, *, classes=None):
     Examples
     --------
     >>> ordinal_auc([0, 1, 2, 2], [0.0, 0.5, 0.4, 1.0])
-    0.8333333333333333
+    0.875
     """
     y_true = np.asarray(y_true)
     scores = np.asarray(scores, dtype=np.float64)

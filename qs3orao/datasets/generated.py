@@ -15,11 +15,15 @@ CHUNK_ROWS = 50_000
 RATING_PROBABILITIES = (0.08, 0.10, 0.17, 0.25, 0.40)
 
 
-def _chunk_rngs(n_samples, random_state):
-    """Yield ``(slice, Generator)`` per chunk; stream 0 is kept for parameters."""
+def _chunk_rngs(n_samples, random_state, n_streams):
+    """Yield ``(slice, generators)`` per chunk; seed ``[random_state, 0]`` is kept for parameters.
+
+    Each quantity gets its own stream, so a shorter last chunk draws a prefix
+    of what a full chunk would draw.
+    """
     for index, start in enumerate(range(0, n_samples, CHUNK_ROWS)):
-        rng = np.random.default_rng([random_state, index + 1])
-        yield slice(start, min(start + CHUNK_ROWS, n_samples)), rng
+        streams = np.random.SeedSequence([random_state, index + 1]).spawn(n_streams)
+        yield slice(start, min(start + CHUNK_ROWS, n_samples)), map(np.random.default_rng, streams)
 
 
 def _check_size(n_samples, minimum=1):
@@ -62,10 +66,10 @@ def make_latent_regression(n_samples, n_features, *, n_directions=10, noise=0.1,
 
     X = np.empty((n_samples, n_features))
     target = np.empty(n_samples)
-    for rows, chunk_rng in _chunk_rngs(n_samples, random_state):
-        X[rows] = chunk_rng.uniform(size=(rows.stop - rows.start, n_features))
+    for rows, (x_rng, noise_rng) in _chunk_rngs(n_samples, random_state, 2):
+        X[rows] = x_rng.uniform(size=(rows.stop - rows.start, n_features))
         target[rows] = np.cos(X[rows] @ W + b) @ a
-        target[rows] += noise * chunk_rng.standard_normal(rows.stop - rows.start)
+        target[rows] += noise * noise_rng.standard_normal(rows.stop - rows.start)
     return X, target
 
 
@@ -123,9 +127,9 @@ def make_review_corpus(
 
     texts = []
     ratings = np.empty(n_samples, dtype=np.int64)
-    for rows, chunk_rng in _chunk_rngs(n_samples, random_state):
-        chunk_ratings = chunk_rng.choice(5, size=rows.stop - rows.start, p=RATING_PROBABILITIES)
-        lengths = 5 + chunk_rng.poisson(mean_length - 5, size=chunk_ratings.size)
+    for rows, (rating_rng, length_rng, chunk_rng) in _chunk_rngs(n_samples, random_state, 3):
+        chunk_ratings = rating_rng.choice(5, size=rows.stop - rows.start, p=RATING_PROBABILITIES)
+        lengths = 5 + length_rng.poisson(mean_length - 5, size=chunk_ratings.size)
         for rating, length in zip(chunk_ratings, lengths):
             n_sent = chunk_rng.binomial(length, sentiment_share)
             tokens = np.concatenate(

@@ -1,0 +1,91 @@
+"""Review text to vectors as in the paper: TF-IDF, then truncated SVD.
+
+The paper gives no TF-IDF settings; scikit-learn's defaults are used (lower
+case, ``\\b\\w\\w+\\b`` tokens, smoothed idf, l2-normalised rows). The fitted
+TF-IDF stage (matrix, vocabulary, idf) is cached, so changing only the SVD
+width does not re-tokenise the corpus; the SVD output is cached with the
+preprocessed arrays by the loader.
+"""
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .cache import load_json_npz, save_json_npz
+
+TFIDF_PARAMS = {"lowercase": True, "sublinear_tf": False, "min_df": 1, "norm": "l2"}
+SVD_ALGORITHM = "randomized"
+SVD_N_ITER = 5
+
+
+def tfidf_matrix(texts, *, cache_file=None):
+    """Fit TF-IDF on ``texts`` (or load the fit from ``cache_file``).
+
+    Returns
+    -------
+    matrix : scipy.sparse.csr_matrix of shape (n_texts, n_terms)
+    vocabulary : ndarray of str, ``vocabulary[j]`` being column ``j``
+    cache_hit : bool
+    """
+    from scipy import sparse
+
+    if cache_file is not None and Path(cache_file).is_file():
+        arrays, _ = load_json_npz(cache_file)
+        matrix = sparse.csr_matrix(
+            (arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"])
+        )
+        return matrix, arrays["vocabulary"], True
+
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vectorizer = TfidfVectorizer(dtype=np.float64, **TFIDF_PARAMS)
+    matrix = vectorizer.fit_transform(texts).tocsr()
+    vocabulary = vectorizer.get_feature_names_out().astype(str)
+    if cache_file is not None:
+        save_json_npz(
+            cache_file,
+            {"tfidf_params": TFIDF_PARAMS},
+            data=matrix.data,
+            indices=matrix.indices,
+            indptr=matrix.indptr,
+            shape=np.array(matrix.shape),
+            vocabulary=vocabulary,
+            idf=vectorizer.idf_,
+        )
+    return matrix, vocabulary, False
+
+
+def svd_embedding(matrix, n_components, *, random_state=0, name="corpus"):
+    """Truncated SVD of a (TF-IDF) matrix to ``n_components`` columns.
+
+    When the corpus is too small for the requested width, the width is reduced
+    to ``min(n_rows, n_terms) - 1`` with a warning.
+
+    Returns
+    -------
+    Z : ndarray of shape (n_rows, n_used)
+    singular_values : ndarray of shape (n_used,)
+    """
+    from sklearn.decomposition import TruncatedSVD
+
+    if int(n_components) != n_components or n_components < 1:
+        raise ValueError(f"n_components must be an integer >= 1, got {n_components!r}")
+    limit = min(matrix.shape) - 1
+    if limit < 1:
+        raise ValueError(f"{name}: a {matrix.shape} TF-IDF matrix has no SVD direction")
+    if n_components > limit:
+        warnings.warn(
+            f"{name}: n_components={n_components} exceeds what a {matrix.shape[0]} x "
+            f"{matrix.shape[1]} TF-IDF matrix supports; using {limit}",
+            stacklevel=3,
+        )
+        n_components = limit
+    svd = TruncatedSVD(
+        n_components=int(n_components),
+        algorithm=SVD_ALGORITHM,
+        n_iter=SVD_N_ITER,
+        random_state=random_state,
+    )
+    Z = svd.fit_transform(matrix)
+    return np.ascontiguousarray(Z, dtype=np.float64), svd.singular_values_

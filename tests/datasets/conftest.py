@@ -1,0 +1,93 @@
+"""Fixtures: a local HTTP server, the offline mirror, a private cache folder."""
+
+import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class FileServer:
+    """Serves ``files[path] = bytes`` on 127.0.0.1 and records every request.
+
+    ``truncate`` holds paths whose body is cut in half while the header
+    announces the full length; ``fail_first`` holds paths that answer 503
+    to their first request.
+    """
+
+    def __init__(self):
+        self.files, self.truncate, self.fail_first = {}, set(), set()
+        self.requests = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                server.requests.append(self.path)
+                body = server.files.get(self.path)
+                if body is None:
+                    self.send_error(404)
+                    return
+                if self.path in server.fail_first:
+                    server.fail_first.discard(self.path)
+                    self.send_error(503)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.path in server.truncate:
+                    self.wfile.write(body[: len(body) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        self.base = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def url(self, path):
+        return self.base + path
+
+    def stop(self):
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join()
+
+
+@pytest.fixture
+def http_server():
+    server = FileServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    """A private cache; the mirror variable is cleared so nothing leaks in."""
+    monkeypatch.delenv("QS3ORAO_DATA_MIRROR", raising=False)
+    monkeypatch.delenv("QS3ORAO_CACHE", raising=False)
+    return tmp_path / "cache"
+
+
+@pytest.fixture(scope="session")
+def shared_mirror():
+    """The real-data mirror (``../shared/data`` or ``$QS3ORAO_DATA_MIRROR``), else skip."""
+    path = Path(os.environ.get("QS3ORAO_DATA_MIRROR") or REPO_ROOT.parent / "shared" / "data")
+    if not path.is_dir():
+        pytest.skip(f"real-data mirror {path} not found (set QS3ORAO_DATA_MIRROR to run)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def real_cache(tmp_path_factory):
+    """One cache shared by the real-data tests, so each file is parsed once."""
+    return tmp_path_factory.mktemp("real-cache")
