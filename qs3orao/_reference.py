@@ -1,7 +1,8 @@
 """Algorithms 1 and 2 of the paper as written, with the equation-level corrections.
 
-Used only to check the fast engine: every score is recomputed by regenerating
-every earlier frequency block from its seed (Algorithm 2), and every earlier
+Used only to check the fast engine: the scores of each step's sampled rows are
+recomputed by regenerating every earlier frequency block from its seed
+(Algorithm 2, once per step for all sampled rows together), and every earlier
 coefficient is shrunk at every step (Algorithm 1, line 12), so a fit costs
 O(t^2) block regenerations.  Corrections to the pseudocode, following the
 paper's equations: the ``l_5``/``l_6`` terms multiply ``phi(x_u)`` and

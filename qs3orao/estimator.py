@@ -9,14 +9,14 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import UNLABELED, check_features, check_positive, check_semisupervised
-from .engine import train
+from .engine import BLOCK_STORAGE, resolve_n_jobs, train
 from .kernels import resolve_seed
 from .metrics import ordinal_auc
 from .thresholds import SURROGATES, assign_classes, fit_thresholds
 
 __all__ = ["QS3ORAO"]
 
-_BLOCK_STORAGE = ("auto", "memory", "regenerate")
+_DTYPES = {"float64": np.float64, "float32": np.float32}
 
 
 class QS3ORAO(BaseEstimator):
@@ -56,9 +56,19 @@ class QS3ORAO(BaseEstimator):
         The full ordered label set, when some levels have no labeled row.
     block_storage : {"auto", "memory", "regenerate"}, default="auto"
         Keep the frequency blocks for prediction, or regenerate them from their
-        seeds; "auto" keeps them when they take at most ``max_memory`` bytes.
+        seeds; "auto" keeps them when they fit in ``max_memory`` beside the
+        feature buffers.
     max_memory : int, default=256 MiB
-        Memory budget of the kept frequency blocks, in bytes.
+        Memory budget, in bytes, of what training holds beyond the data, the
+        scores and the coefficients: feature buffers (half of it, at most
+        32 MiB) and the kept frequency blocks.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the random-feature projections and their ``cos``/``sin``;
+        scores and coefficients stay float64.  "float32" is faster and changes
+        the scores by about ``1e-7`` times their scale.
+    n_jobs : int, optional
+        Threads over which the passes over all rows are split (by rows, so the
+        result does not depend on the scheduling); None means 1, -1 all cores.
     random_state : int, numpy Generator or None
         Seed of the row sampling and of every frequency block.
     verbose : bool, default=False
@@ -94,7 +104,7 @@ class QS3ORAO(BaseEstimator):
 
     def __init__(self, *, n_iter=1000, batch_size=16, n_components=32, gamma=1.0, lam=1.0, theta=None,
                  tradeoff=0.5, threshold_loss="hinge", classes=None, block_storage="auto",
-                 max_memory=256 * 2**20, random_state=None, verbose=False):
+                 max_memory=256 * 2**20, dtype="float64", n_jobs=None, random_state=None, verbose=False):
         self.n_iter = n_iter
         self.batch_size = batch_size
         self.n_components = n_components
@@ -106,6 +116,8 @@ class QS3ORAO(BaseEstimator):
         self.classes = classes
         self.block_storage = block_storage
         self.max_memory = max_memory
+        self.dtype = dtype
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -118,15 +130,13 @@ class QS3ORAO(BaseEstimator):
             check_positive(self.theta, "theta")
         if self.threshold_loss not in SURROGATES:
             raise ValueError(f"threshold_loss must be one of {sorted(SURROGATES)}, got {self.threshold_loss!r}")
-        if self.block_storage not in _BLOCK_STORAGE:
-            raise ValueError(f"block_storage must be one of {_BLOCK_STORAGE}, got {self.block_storage!r}")
+        if self.block_storage not in BLOCK_STORAGE:
+            raise ValueError(f"block_storage must be one of {BLOCK_STORAGE}, got {self.block_storage!r}")
         if not isinstance(self.max_memory, numbers.Real) or self.max_memory < 0:
             raise ValueError(f"max_memory must be a non-negative number of bytes, got {self.max_memory!r}")
-
-    def _keep_blocks(self, n_features):
-        if self.block_storage != "auto":
-            return self.block_storage == "memory"
-        return self.n_iter * self.n_components * n_features * 8 <= self.max_memory
+        if self.dtype not in _DTYPES:
+            raise ValueError(f"dtype must be one of {tuple(_DTYPES)}, got {self.dtype!r}")
+        resolve_n_jobs(self.n_jobs)
 
     def fit(self, X, y):
         """Fit on labeled rows (ordinal labels) and unlabeled rows (``y == -1``).
@@ -147,7 +157,8 @@ class QS3ORAO(BaseEstimator):
         self._model, self.train_scores_ = train(
             X, codes, weights, n_iter=self.n_iter, batch_size=self.batch_size, n_components=self.n_components,
             gamma=float(self.gamma), lam=float(self.lam), theta=self.theta_, seed=self.seed_,
-            keep_blocks=self._keep_blocks(X.shape[1]), verbose=self.verbose)
+            block_storage=self.block_storage, max_memory=self.max_memory, dtype=_DTYPES[self.dtype],
+            n_jobs=self.n_jobs, verbose=self.verbose)
         labeled = codes != UNLABELED
         self.thresholds_, self.threshold_intervals_ = fit_thresholds(
             self.train_scores_[labeled], codes[labeled], self.classes_.size, self.threshold_loss,

@@ -1,0 +1,190 @@
+"""Side-by-side performance measurements of the fast engine (the ``perf`` Snakemake target).
+
+Every ratio is measured in one process, both sides on the same problem and
+seed, so machine load affects numerator and denominator alike.  Each function
+returns rows ``(metric, value, detail)`` of the summary table.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+
+from . import QS3ORAO
+from ._reference import reference_decision_function, reference_fit
+from ._validation import check_semisupervised
+from .datasets.generated import make_latent_regression
+from .engine import _accumulate, _Rows, group_plan, memory_plan, resolve_n_jobs, train
+from .kernels import frequency_block
+
+__all__ = ["ordinal_problem", "speedup_vs_reference", "fit_over_floor", "throughput_vs_gemm", "crossover_unlabeled"]
+
+
+def _timed(func):
+    start = time.perf_counter()
+    out = func()
+    return time.perf_counter() - start, out
+
+
+def ordinal_problem(n_samples, n_features, n_classes, n_labeled, seed=0):
+    """Generated rows, the latent target cut at its labeled quantiles, rows after ``n_labeled`` unlabeled."""
+    X, target = make_latent_regression(n_samples, n_features, random_state=seed)
+    cuts = np.quantile(target[:n_labeled], np.linspace(0, 1, n_classes + 1)[1:-1])
+    y = np.searchsorted(cuts, target)
+    y[n_labeled:] = -1
+    return X, y
+
+
+def speedup_vs_reference(*, n_samples, n_features, n_classes, n_labeled, params, seed=0):
+    """Reference fit time / fast fit time, with the largest difference of their decision values."""
+    X, y = ordinal_problem(n_samples, n_features, n_classes, n_labeled, seed)
+    params = dict(params)
+    X, codes, _, tradeoff = check_semisupervised(X, y, tradeoff=params.pop("tradeoff"))
+    t_ref, coef = _timed(lambda: reference_fit(X, codes, tradeoff, **params))
+    t_fast, (model, scores) = _timed(lambda: train(X, codes, tradeoff, **params))
+    f_ref = reference_decision_function(X, coef, seed=params["seed"], gamma=params["gamma"])
+    gap = np.abs(scores - f_ref).max()
+    return [("speedup_vs_reference", t_ref / t_fast,
+             f"reference {t_ref:.2f} s / fast {t_fast:.3f} s; n={n_samples} d={n_features} k={n_classes} "
+             f"n_iter={params['n_iter']} m={params['n_components']} batch={params['batch_size']}; "
+             f"max |f_fast - f_ref| = {gap:.2e} (max |f_ref| = {np.abs(f_ref).max():.2e})")]
+
+
+def fit_over_floor(*, n_samples, n_features, n_classes, n_labeled, params, dtypes=("float64", "float32"), seed=0):
+    """Fit time / one evaluation of the final model on all training rows; peak traced memory of a fit."""
+    X, y = ordinal_problem(n_samples, n_features, n_classes, n_labeled, seed)
+    rows = []
+    for dtype in dtypes:
+        model = QS3ORAO(**params, dtype=dtype, random_state=seed)
+        t_fit, _ = _timed(lambda: model.fit(X, y))
+        t_floor, f = _timed(lambda: model.decision_function(X))
+        gap = np.abs(f - model.train_scores_).max()
+        suffix = "" if dtype == "float64" else f"_{dtype}"
+        rows.append((f"fit_over_floor{suffix}", t_fit / t_floor,
+                     f"fit {t_fit:.2f} s / evaluation {t_floor:.2f} s on {n_samples} x {n_features}, {dtype}, "
+                     f"n_iter={model.n_iter} m={model.n_components} n_jobs={model.n_jobs}; "
+                     f"max |train_scores_ - f(X)| = {gap:.1e}"))
+    # Memory does not depend on n_iter beyond the coefficients: one group of steps suffices.
+    full = QS3ORAO(**params)
+    n_iter = group_plan(n_samples, full.batch_size * 3 * (n_classes - 1), full.n_components, 8,
+                        memory_plan(1, 1, 1)[0])[1]
+    model = QS3ORAO(**{**params, "n_iter": n_iter}, random_state=seed)
+    tracemalloc.start()
+    try:
+        model.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    rows.append(("peak_memory_mb", peak / 2**20,
+                 f"tracemalloc peak of a float64 fit on {n_samples} x {n_features} beyond the input "
+                 f"({X.nbytes / 2**20:.0f} MiB); the n x D features would take "
+                 f"{n_samples * 2 * full.n_components * full.n_iter * 8 / 2**30:.0f} GiB"))
+    return rows
+
+
+def throughput_vs_gemm(*, n_samples, n_features, n_components, n_blocks, n_jobs=-1, dtypes=("float64", "float32"),
+                       repeat=3):
+    """Floating-point rate of the all-row pass over one group of blocks / rate of a plain matrix product.
+
+    The pass does ``2 d`` flops per projection and 4 per feature in the products
+    with the coefficients; ``cos`` and ``sin`` count as no flops, so the ratio
+    shows how far the trigonometric functions hold the pass below the product.
+    """
+    rng = np.random.default_rng(0)
+    rows = []
+    for dtype in dtypes:
+        X = rng.uniform(size=(n_samples, n_features)).astype(dtype)
+        omega = np.concatenate([frequency_block(0, i, n_components, n_features, 1.0)
+                                for i in range(n_blocks)]).astype(dtype)
+        coef = rng.normal(size=(n_blocks, 2 * n_components))
+        f = np.zeros(n_samples)
+        flops = n_samples * omega.shape[0] * (2 * n_features + 4)
+        with _Rows(resolve_n_jobs(n_jobs)) as threads:
+            t_pass = min(_timed(lambda: _accumulate(f, X, omega, coef, threads, memory_plan(1, 1, 1)[0]))[0]
+                         for _ in range(repeat))
+        t_gemm = min(_timed(lambda: X @ omega.T)[0] for _ in range(repeat))
+        pass_rate, gemm_rate = flops / t_pass / 1e9, 2 * n_samples * omega.shape[0] * n_features / t_gemm / 1e9
+        suffix = "" if dtype == "float64" else f"_{dtype}"
+        rows.append((f"throughput_vs_gemm{suffix}", pass_rate / gemm_rate,
+                     f"pass {pass_rate:.1f} GFLOP/s / matmul {gemm_rate:.1f} GFLOP/s; ({n_samples} x {n_features}) "
+                     f"@ ({n_features} x {omega.shape[0]}), {dtype}"))
+    return rows
+
+
+def _baselines():
+    """The exact baselines, or the exact solver as a stand-in while they are missing."""
+    try:
+        from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded
+    except ImportError as error:
+        print(f"exact baselines unavailable ({error}); timing qs3orao.exact.exact_solution instead", file=sys.stderr)
+        return None
+    return {"M-PNU-AUC": MPNUAUC, "M-SAMULT": MSAMULT}, MemoryBudgetExceeded
+
+
+def _largest_within(estimate, budget, limit=10**7):
+    """Largest ``n`` with ``estimate(n) <= budget`` (estimates grow with ``n``)."""
+    low, high = 1, limit
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if estimate(mid) <= budget else (low, mid - 1)
+    return low
+
+
+def crossover_unlabeled(*, n_features, n_classes, n_labeled, sizes, params, baseline_params, memory_budget_mb, seed=0):
+    """Smallest number of unlabeled rows at which QS3ORAO fits faster than each exact baseline.
+
+    Sizes are tried in increasing order; a baseline leaves the sweep once
+    QS3ORAO is faster (the exact fits grow as ``n^3``, QS3ORAO as ``n``).  The
+    crossover is interpolated log-log between the bracketing sizes.
+    """
+    found = _baselines()
+    budget = int(memory_budget_mb * 2**20)
+    if found is None:
+        from .exact import exact_solution
+
+        def fit_exact(X, y):
+            return exact_solution(X, y, gamma=baseline_params["gamma"], lam=baseline_params["lam"],
+                                  tradeoff=params.get("tradeoff", 0.5))
+        methods, exceeded = {"exact_solution (stand-in)": fit_exact}, MemoryError
+    else:
+        classes, exceeded = found
+        methods = {name: (lambda X, y, c=cls: c(**baseline_params, memory_budget=budget).fit(X, y))
+                   for name, cls in classes.items()}
+    log_ratio = {name: [] for name in methods}
+    rows = []
+    for n_unlabeled in sizes:
+        if not methods:
+            break
+        X, y = ordinal_problem(n_labeled + n_unlabeled, n_features, n_classes, n_labeled, seed)
+        t_ours, _ = _timed(lambda: QS3ORAO(**params, random_state=seed).fit(X, y))
+        for name, fit in list(methods.items()):
+            try:
+                t_exact, _ = _timed(lambda: fit(X, y))
+            except exceeded:
+                t_exact = np.inf
+            log_ratio[name].append((n_unlabeled, np.log(t_exact / t_ours), t_exact, t_ours))
+            if t_exact > t_ours:
+                del methods[name]
+    for name, points in log_ratio.items():
+        trace = ", ".join(f"{n}: {t_e:.2f}/{t_o:.2f} s" for n, _, t_e, t_o in points)
+        (n_hi, r_hi, _, _) = points[-1]
+        if r_hi <= 0:
+            value = np.nan
+        elif len(points) == 1:
+            value = float(n_hi)
+            trace += " (faster already at the smallest size: the value is an upper bound)"
+        else:
+            n_lo, r_lo = points[-2][:2]
+            share = -r_lo / (r_hi - r_lo) if np.isfinite(r_hi) else 1.0
+            value = float(np.exp(np.log(n_lo) + share * (np.log(n_hi) - np.log(n_lo))))
+        rows.append((f"crossover_unlabeled[{name}]", value,
+                     f"{n_labeled} labeled rows, d={n_features}, k={n_classes}; baseline/QS3ORAO fit times {trace}"))
+    if found is not None:
+        for name, cls in found[0].items():
+            reach = _largest_within(lambda n, c=cls: c.estimate_memory(n, n_features, n_classes), budget)
+            rows.append((f"largest_n_within_budget[{name}]", reach,
+                         f"largest training size whose memory estimate fits {memory_budget_mb} MiB"))
+    return rows

@@ -1,0 +1,153 @@
+"""The fast engine against the plain Algorithms 1-2, its storage strategies, memory and threads."""
+
+import tracemalloc
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qs3orao import engine
+from qs3orao._reference import reference_decision_function, reference_fit
+from qs3orao.engine import group_plan, memory_plan, train
+from qs3orao.kernels import sampling_rng
+from qs3orao.objective import split_members, split_risk
+from qs3orao.stochastic import draw_rows, gradient_weights
+
+
+def make_problem(n, d, k, n_labeled, seed):
+    """Uniform features, every class labeled at least twice, the rest unlabeled."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, d))
+    codes = np.full(n, -1)
+    codes[:n_labeled] = np.concatenate([np.arange(k), np.arange(k), rng.integers(k, size=n_labeled - 2 * k)])
+    return X, codes
+
+
+@st.composite
+def problems(draw):
+    k = draw(st.integers(2, 5))
+    n = draw(st.integers(2 * k + 1, 90))
+    n_labeled = draw(st.integers(2 * k, n - 1))
+    tradeoff = np.array(draw(st.lists(st.sampled_from([0.0, 0.3, 0.7, 1.0]), min_size=k - 1, max_size=k - 1)))
+    X, codes = make_problem(n, draw(st.integers(1, 4)), k, n_labeled, draw(st.integers(0, 2**16)))
+    lam = draw(st.sampled_from([0.1, 0.5, 2.0]))
+    params = dict(
+        n_iter=draw(st.integers(1, 30)), batch_size=draw(st.integers(1, 4)), n_components=draw(st.integers(1, 6)),
+        gamma=draw(st.sampled_from([0.3, 1.0, 4.0])), lam=lam,
+        # theta * lam = 1 zeroes the first coefficient at step 1 (the scale factor hits exactly 0).
+        theta=draw(st.sampled_from([1.0 / lam, 1.5 / lam, 3.0])), seed=draw(st.integers(0, 2**32)))
+    return X, codes, tradeoff, params
+
+
+@given(problem=problems(), dense=st.booleans(), group=st.integers(1, 12),
+       storage=st.sampled_from(["memory", "regenerate"]), n_jobs=st.sampled_from([1, 2]))
+@settings(max_examples=40, deadline=None)
+def test_fast_engine_equals_the_reference(problem, dense, group, storage, n_jobs):
+    X, codes, tradeoff, params = problem
+    with mock.patch.object(engine, "group_plan", return_value=(dense, group)):
+        model, train_scores = train(X, codes, tradeoff, **params, block_storage=storage, n_jobs=n_jobs)
+    coef = reference_fit(X, codes, tradeoff, **params)
+    scale = np.abs(coef).max() + 1e-300
+    np.testing.assert_allclose(model.coef, coef, rtol=0, atol=1e-12 * scale)
+    expected = reference_decision_function(X, coef, seed=params["seed"], gamma=params["gamma"])
+    tolerance = 1e-11 * (np.abs(expected).max() + 1e-300)
+    np.testing.assert_allclose(train_scores, expected, rtol=0, atol=tolerance)
+    np.testing.assert_allclose(model.decision_function(X), expected, rtol=0, atol=tolerance)
+
+
+def fit_problem(n=600, d=3, k=4, n_iter=40, **kwargs):
+    X, codes = make_problem(n, d, k, n // 3, seed=1)
+    params = dict(n_iter=n_iter, batch_size=5, n_components=8, gamma=1.0, lam=0.5, theta=3.0, seed=11)
+    return X, codes, train(X, codes, np.full(k - 1, 0.4), **params, **kwargs)
+
+
+def test_regenerated_and_kept_blocks_give_the_same_function():
+    X, _, (kept, scores) = fit_problem(block_storage="memory")
+    _, _, (regenerated, scores_again) = fit_problem(block_storage="regenerate")
+    assert kept.blocks is not None and regenerated.blocks is None
+    np.testing.assert_array_equal(kept.coef, regenerated.coef)
+    np.testing.assert_array_equal(scores, scores_again)
+    Z = np.random.default_rng(5).uniform(size=(300, X.shape[1]))
+    np.testing.assert_array_equal(kept.decision_function(Z), regenerated.decision_function(Z))
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_same_seed_gives_bit_identical_output_with_threads(n_jobs):
+    # A small work budget forces the sparse plan, so the all-row passes run on several row chunks.
+    _, _, (a, scores_a) = fit_problem(n=3000, n_jobs=n_jobs, max_memory=0)
+    _, _, (b, scores_b) = fit_problem(n=3000, n_jobs=n_jobs, max_memory=0)
+    np.testing.assert_array_equal(a.coef, b.coef)
+    np.testing.assert_array_equal(scores_a, scores_b)
+    _, _, (single, scores_single) = fit_problem(n=3000, n_jobs=1, max_memory=0)
+    np.testing.assert_allclose(scores_a, scores_single, rtol=0, atol=1e-12)
+
+
+def test_float32_stays_within_its_stated_tolerance():
+    _, _, (exact, scores) = fit_problem(d=10)
+    _, _, (single, scores32) = fit_problem(d=10, dtype=np.float32)
+    # |f| <= sum |coef| / sqrt(m): the documented error is about 1e-7 of that bound.
+    bound = np.abs(exact.coef).sum() / np.sqrt(8)
+    assert np.abs(scores32 - scores).max() <= 1e-5 * bound
+    assert np.abs(scores32 - scores).max() > 0
+    np.testing.assert_allclose(single.coef, exact.coef, rtol=0, atol=1e-5 * np.abs(exact.coef).max())
+
+
+@pytest.mark.parametrize("storage, within", [("auto", True), ("memory", False)])
+def test_peak_memory_respects_max_memory(storage, within):
+    n, d, n_iter, m, max_memory = 2000, 40, 1000, 16, 2 * 2**20
+    X, codes = make_problem(n, d, 4, 500, seed=2)
+    block_bytes = n_iter * m * d * 8
+    assert block_bytes > 2 * max_memory
+    tracemalloc.start()
+    try:
+        model, scores = train(X, codes, np.full(3, 0.5), n_iter=n_iter, batch_size=4, n_components=m, gamma=0.1,
+                              lam=1.0, theta=1.5, seed=0, block_storage=storage, max_memory=max_memory,
+                              dtype=np.float32)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # Beyond max_memory: the float32 copy of X, a few length-n vectors, the coefficients, small temporaries.
+    allowance = max_memory + X.nbytes // 2 + 4 * n * 8 + model.coef.nbytes + 2**18
+    assert (peak <= allowance) == within, (peak, allowance)
+    assert (model.blocks is None) == within
+
+
+def test_group_plan_stays_within_the_work_budget():
+    for n in [10, 1000, 30_000, 400_000]:
+        for rows_per_step, m, itemsize, work in [(192, 32, 8, 32 * 2**20), (12, 4, 4, 2**20), (400, 64, 8, 2**20)]:
+            dense, group = group_plan(n, rows_per_step, m, itemsize, work)
+            members = n if dense else min(n, group * rows_per_step)
+            assert group >= 1 and members * group * 2 * m * itemsize <= max(work, rows_per_step * 2 * m * itemsize)
+
+
+def test_memory_plan_keeps_blocks_only_when_they_fit():
+    assert memory_plan(100, 10, 10, "auto", 2**30)[1]
+    assert not memory_plan(10**6, 100, 100, "auto", 2**30)[1]
+    assert memory_plan(10**6, 100, 100, "memory", 0)[1]
+    assert not memory_plan(1, 1, 1, "regenerate", 2**30)[1]
+    with pytest.raises(ValueError, match="block_storage"):
+        memory_plan(1, 1, 1, "disk", 0)
+
+
+def test_gradient_weights_are_the_split_risk_gradients():
+    X, codes = make_problem(200, 2, 4, 80, seed=3)
+    tradeoff = np.array([0.0, 0.6, 1.0])
+    splits, unlabeled = split_members(codes, 3)
+    draws = draw_rows(sampling_rng(4), splits, unlabeled, tradeoff, 6)
+    F = np.random.default_rng(5).normal(size=200)
+    rows, weights = gradient_weights(draws, F.__getitem__, tradeoff)
+    expected = np.zeros(200)
+    got = np.zeros(200)
+    np.add.at(got, rows, weights)
+    for (p, n, u), g in zip(draws, tradeoff):
+        _, gp, gn, gu = split_risk(F[p], F[n], F[u], g)
+        np.add.at(expected, p, gp / 3)
+        np.add.at(expected, n, gn / 3)
+        np.add.at(expected, u[:gu.size], gu / 3)
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-15)
+    assert draws[2][2].size == 0 and draws[0][2].size == 6
+    for (p, n, u), (pos, neg) in zip(draws, splits):
+        assert np.isin(p, pos).all() and np.isin(n, neg).all() and np.isin(u, unlabeled).all()
+
