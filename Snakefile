@@ -1,0 +1,42 @@
+"""QS3ORAO benchmark: regenerates the paper's experiments (Figures 2 and 3), the AUC table and a report.
+
+    snakemake                                  # embedded default configuration, minutes on a laptop
+    snakemake --configfile workflow/config/paper.yaml
+    snakemake --configfile workflow/config/paper.yaml workflow/config/mirror.yaml --config select='[sgemm]'
+    snakemake --report report.html
+"""
+
+from pathlib import Path
+
+from snakemake.utils import min_version, validate
+
+min_version("8.0")
+
+# The embedded default applies only when no configuration is named on the command line,
+# so that a named configuration is never merged with the default one.
+if not workflow.overwrite_configfiles:
+
+    configfile: Path(workflow.basedir) / "workflow" / "config" / "default.yaml"
+
+
+validate(config, "workflow/config/schema.yaml")
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/figures.smk"
+include: "workflow/rules/perf.smk"
+include: "workflow/rules/theory.smk"
+
+
+rule all:
+    """The study: results table, figures, AUC table and manifest."""
+    input:
+        rules.aggregate.output,
+        figure_targets(),
+    default_target: True

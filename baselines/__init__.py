@@ -1,0 +1,16 @@
+"""Baselines of the QS3ORAO benchmark.
+
+Exact-kernel methods the paper compares with (M-PNU-AUC, M-SAMULT, SVOREX)
+and the scalable alternative a reader would try (the same objective solved
+exactly on fixed random Fourier or Nystrom features).  Every estimator takes
+``y == -1`` for unlabeled rows, uses the kernel ``exp(-gamma ||x - x'||^2)``
+and estimates its memory before allocating it (:class:`MemoryBudgetExceeded`).
+"""
+
+from ._budget import MemoryBudgetExceeded
+from .feature_space import NystromAUC, RFFAUC
+from .pnu_auc import MPNUAUC
+from .samult import MSAMULT
+from .svorex import SVOREX
+
+__all__ = ["MPNUAUC", "MSAMULT", "SVOREX", "RFFAUC", "NystromAUC", "MemoryBudgetExceeded"]

@@ -1,0 +1,87 @@
+"""Memory budget of the exact methods: estimate first, allocate only if it fits.
+
+Every method of this package computes the bytes its large arrays will take
+(kernel or moment matrices, linear systems, chunk buffers) from the problem
+size alone, and calls :func:`check_budget` before allocating any of them, so
+that a benchmark can record "out of memory budget" at a given size instead of
+losing the whole run to the operating system's out-of-memory killer.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+
+__all__ = ["MemoryBudgetExceeded", "DEFAULT_FRACTION", "available_memory", "resolve_budget", "check_budget",
+           "chunk_rows", "chunk_bytes", "FLOAT_BYTES"]
+
+FLOAT_BYTES = 8
+DEFAULT_FRACTION = 0.5
+_CHUNK_BYTES = 16 * 2**20
+
+
+class MemoryBudgetExceeded(MemoryError):
+    """The arrays a fit needs would exceed the memory budget; nothing large was allocated.
+
+    Attributes
+    ----------
+    estimate_bytes : int
+        Bytes the fit would allocate.
+    budget_bytes : int
+        The budget it was checked against.
+    """
+
+    def __init__(self, what, estimate_bytes, budget_bytes):
+        self.estimate_bytes = int(estimate_bytes)
+        self.budget_bytes = int(budget_bytes)
+        super().__init__(f"{what} needs about {self.estimate_bytes / 2**20:.1f} MiB, "
+                         f"over the memory budget of {self.budget_bytes / 2**20:.1f} MiB")
+
+
+def available_memory():
+    """Bytes of memory available to new allocations (``MemAvailable`` on Linux)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def resolve_budget(memory_budget):
+    """The budget in bytes: ``memory_budget``, or ``DEFAULT_FRACTION`` of available memory if None.
+
+    Half of what is available leaves room for the input data, the interpreter
+    and the transient copies that BLAS/LAPACK make.
+    """
+    if memory_budget is None:
+        return int(DEFAULT_FRACTION * available_memory())
+    if isinstance(memory_budget, bool) or not isinstance(memory_budget, numbers.Real) or not memory_budget > 0:
+        raise ValueError(f"memory_budget must be a positive number of bytes or None, got {memory_budget!r}")
+    return int(memory_budget)
+
+
+def check_budget(what, estimate_bytes, memory_budget):
+    """Raise :class:`MemoryBudgetExceeded` if ``estimate_bytes`` exceeds the budget.
+
+    Returns
+    -------
+    int
+        The estimate, for the caller to record.
+    """
+    budget = resolve_budget(memory_budget)
+    if estimate_bytes > budget:
+        raise MemoryBudgetExceeded(what, estimate_bytes, budget)
+    return int(estimate_bytes)
+
+
+def chunk_rows(row_floats):
+    """Rows per chunk so that a chunk of ``row_floats`` float64 per row takes about 16 MiB."""
+    return max(1, _CHUNK_BYTES // (FLOAT_BYTES * max(1, int(row_floats))))
+
+
+def chunk_bytes(n_rows, row_floats, copies=3):
+    """Bytes of ``copies`` simultaneous row-chunk buffers (a distance block, its kernel, a product)."""
+    return copies * FLOAT_BYTES * min(int(n_rows), chunk_rows(row_floats)) * int(row_floats)

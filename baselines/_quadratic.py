@@ -1,0 +1,347 @@
+r"""One closed-form engine for every squared-loss pairwise AUC risk of this package.
+
+All the risks here (PNU-AUC, SAMULT, the paper's ordinal objective) are
+weighted sums of pair risks between groups of rows,
+
+.. math::
+
+    R(f) = c_0 + \sum_t w_t L(A_t, B_t), \qquad
+    L(A, B) = \operatorname{mean}_{a \in A,\, b \in B} (1 - f(a) + f(b))^2,
+
+where a group is a union of "atoms": the class codes ``0..k-1`` and the
+unlabeled rows (``-1``).  ``L(A, B)`` is quadratic in the scores ``F``, with
+
+* Hessian ``2 w [diag(1_A / |A| + 1_B / |B|) - (e_A e_B^T + e_B e_A^T) / (|A| |B|)]``
+  (this holds for overlapping and equal groups too, e.g. PNU-AUC's ``L(P, P)``),
+* gradient at ``F = 0``: ``2 w (e_B / |B| - e_A / |A|)``, and value ``w`` at ``F = 0``,
+
+so ``R = F^T H F / 2 + g^T F + const`` with ``H`` = a diagonal that is constant
+on every atom plus a small low-rank part ``E C E^T`` (``E``: indicators of the
+distinct groups).  A linear model ``F = Phi alpha`` then has the Hessian
+``Phi^T H Phi = sum_atoms d_g G_g + M^T C M`` built from per-atom feature
+sums and second moments ``G_g = sum_{i in g} phi_i phi_i^T``: one pass over
+the rows, O(n b^2) time, no pairwise loop.  A kernel expansion over every
+training row (``F = K c``, RKHS norm) gives ``(H K + lam I) c = -g`` instead.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg
+
+from qs3orao._validation import UNLABELED
+from qs3orao.objective import pair_risk
+
+from ._budget import chunk_rows
+
+__all__ = ["PairTerm", "PairwiseRisk", "QuadraticForm", "GroupMoments", "split_groups", "samult_risk",
+           "pnu_risk", "ordinal_risk", "solve_feature_space", "solve_kernel_expansion", "rows_in"]
+
+
+def rows_in(codes, atoms):
+    """Boolean mask of the rows whose code is one of ``atoms``."""
+    return np.isin(codes, atoms)
+
+
+@dataclass(frozen=True)
+class PairTerm:
+    """``weight * L(upper, lower)``; ``upper`` and ``lower`` are tuples of atoms (class codes, -1)."""
+
+    weight: float
+    upper: tuple
+    lower: tuple
+
+
+@dataclass(frozen=True)
+class PairwiseRisk:
+    """``offset + sum_t weight_t L(upper_t, lower_t)``."""
+
+    terms: tuple
+    offset: float = 0.0
+
+    def __add__(self, other):
+        return PairwiseRisk(self.terms + other.terms, self.offset + other.offset)
+
+    def scaled(self, factor):
+        return PairwiseRisk(tuple(PairTerm(factor * t.weight, t.upper, t.lower) for t in self.terms),
+                            factor * self.offset)
+
+    def value(self, F, codes):
+        """Risk of the scores ``F`` and its gradient in ``F``, by the closed-form pair risk.
+
+        Returns
+        -------
+        value : float
+        grad : ndarray of shape (n,)
+        """
+        value, grad = self.offset, np.zeros(F.shape[0])
+        for term in self.terms:
+            upper, lower = rows_in(codes, term.upper), rows_in(codes, term.lower)
+            v, ga, gb = pair_risk(F[upper], F[lower])
+            value += term.weight * v
+            grad[upper] += term.weight * ga
+            grad[lower] += term.weight * gb
+        return value, grad
+
+    def quadratic(self, counts):
+        """The risk as a quadratic form in ``F``, given the row count of every atom.
+
+        Parameters
+        ----------
+        counts : dict
+            Atom -> number of rows.
+
+        Returns
+        -------
+        QuadraticForm
+        """
+        groups = sorted({t.upper for t in self.terms} | {t.lower for t in self.terms})
+        index = {group: s for s, group in enumerate(groups)}
+        size = {group: sum(counts.get(a, 0) for a in group) for group in groups}
+        diag = {atom: 0.0 for atom in counts}
+        grad = {atom: 0.0 for atom in counts}
+        coupling = np.zeros((len(groups), len(groups)))
+        for t in self.terms:
+            n_a, n_b = size[t.upper], size[t.lower]
+            if n_a == 0 or n_b == 0:
+                raise ValueError(f"a pair term needs rows on both sides, got {n_a} and {n_b} rows")
+            for atom in t.upper:
+                diag[atom] += 2.0 * t.weight / n_a
+                grad[atom] -= 2.0 * t.weight / n_a
+            for atom in t.lower:
+                diag[atom] += 2.0 * t.weight / n_b
+                grad[atom] += 2.0 * t.weight / n_b
+            cross = -2.0 * t.weight / (n_a * n_b)
+            coupling[index[t.upper], index[t.lower]] += cross
+            coupling[index[t.lower], index[t.upper]] += cross
+        constant = self.offset + sum(t.weight for t in self.terms)
+        return QuadraticForm(tuple(groups), coupling, diag, grad, constant)
+
+
+@dataclass(frozen=True)
+class QuadraticForm:
+    """``R(F) = F^T (D + E C E^T) F / 2 + g^T F + constant``, with ``D`` and ``g`` constant on atoms."""
+
+    groups: tuple
+    coupling: np.ndarray
+    diag: dict
+    grad: dict
+    constant: float
+
+    def per_row(self, values, codes):
+        """Expand an atom -> value dict to one value per row."""
+        out = np.zeros(codes.shape[0])
+        for atom, v in values.items():
+            out[codes == atom] = v
+        return out
+
+
+def split_groups(j, n_classes):
+    """Atoms of split ``j``: positives (codes ``> j``) and negatives (codes ``<= j``)."""
+    return tuple(range(j + 1, n_classes)), tuple(range(j + 1))
+
+
+def samult_risk(j, n_classes, tradeoff):
+    """SAMULT risk of split ``j``: ``gamma L(P, N) + (1 - gamma) (L(P, U) + L(U, N) - 1/2)``.
+
+    Xie and Li (2018) treat every unlabeled row as both positive and negative;
+    it is also the paper's ``R^j_PNU`` (its Equation (8)).
+    """
+    pos, neg = split_groups(j, n_classes)
+    terms = [PairTerm(tradeoff, pos, neg)] if tradeoff > 0 else []
+    if tradeoff < 1:
+        terms += [PairTerm(1.0 - tradeoff, pos, (UNLABELED,)), PairTerm(1.0 - tradeoff, (UNLABELED,), neg)]
+    return PairwiseRisk(tuple(terms), -0.5 * (1.0 - tradeoff))
+
+
+def pnu_risk(j, n_classes, eta, prior):
+    r"""PNU-AUC risk of split ``j`` (Sakai, Niu and Sugiyama, 2018).
+
+    ``(1 - eta) R_PN + eta R_PU`` for ``eta >= 0`` and ``(1 + eta) R_PN - eta R_NU``
+    otherwise, with the unbiased PU and NU estimates of the PN risk
+
+    .. math::
+
+        R_{PU} = (L(P, U) - \theta_P L(P, P)) / \theta_N, \qquad
+        R_{NU} = (L(U, N) - \theta_N L(N, N)) / \theta_P,
+
+    where ``theta_P = prior`` is the positive class prior of the split and
+    ``L(P, P)`` averages over all ordered pairs, self-pairs included, as the
+    original code does.  The negative weights make the risk non-convex when
+    the prior is large; the solvers warn if the regularised system is not
+    positive definite.
+    """
+    pos, neg = split_groups(j, n_classes)
+    weight = abs(eta)
+    terms = [PairTerm(1.0 - weight, pos, neg)] if weight < 1 else []
+    if eta > 0:
+        terms += [PairTerm(weight / (1.0 - prior), pos, (UNLABELED,)),
+                  PairTerm(-weight * prior / (1.0 - prior), pos, pos)]
+    elif eta < 0:
+        terms += [PairTerm(weight / prior, (UNLABELED,), neg),
+                  PairTerm(-weight * (1.0 - prior) / prior, neg, neg)]
+    return PairwiseRisk(tuple(terms))
+
+
+def ordinal_risk(n_classes, tradeoff):
+    """The paper's ``R_mu = mean_j R^j_PNU`` for one shared function (equals :func:`qs3orao.objective.ordinal_risk`)."""
+    total = PairwiseRisk(())
+    for j, weight in enumerate(tradeoff):
+        total = total + samult_risk(j, n_classes, float(weight))
+    return total.scaled(1.0 / len(tradeoff))
+
+
+def _zeros(b):
+    # Fortran order: BLAS and LAPACK update these in place, without copies.
+    return np.zeros((b, b), order="F")
+
+
+def _add_gram(target, block, weight):
+    """``target += weight * block^T block`` in place (``target`` Fortran-ordered)."""
+    # block.T is a column-major view of the row-major block: no copy on the way to BLAS.
+    linalg.blas.dgemm(weight, block.T, block.T, beta=1.0, c=target, trans_b=True, overwrite_c=True)
+
+
+@dataclass
+class GroupMoments:
+    """Per-atom row count, feature sum and second moment ``G_g = sum_{i in g} phi_i phi_i^T``.
+
+    Attributes
+    ----------
+    counts : dict
+        Atom -> number of rows.
+    sums : dict
+        Atom -> ndarray of shape (b,).
+    second : dict or None
+        Atom -> ``G_g``, shape (b, b); kept when several risks reuse the moments.
+    weighted : ndarray of shape (b, b) or None
+        ``sum_g d_g G_g`` for the one risk given to :meth:`accumulate`; then
+        ``second`` is None and memory is one ``b x b`` matrix instead of one per atom.
+    risk : PairwiseRisk or None
+        The risk ``weighted`` was built for.
+    """
+
+    counts: dict
+    sums: dict
+    second: dict | None
+    weighted: np.ndarray | None = None
+    risk: PairwiseRisk | None = None
+
+    @staticmethod
+    def nbytes(n_matrices, n_atoms, n_basis):
+        """Bytes of ``n_matrices`` ``b x b`` moments and ``n_atoms`` sums."""
+        return 8 * (n_matrices * n_basis * n_basis + n_atoms * n_basis)
+
+    @classmethod
+    def accumulate(cls, features, X, codes, n_basis, risk=None):
+        """One pass over the rows of ``X`` in chunks; ``features(X_chunk)`` gives ``(rows, b)``.
+
+        With ``risk`` given, only the weighted sum of second moments that this
+        risk's Hessian needs is accumulated.
+        """
+        counts = {int(a): int(np.sum(codes == a)) for a in np.unique(codes)}
+        sums = {a: np.zeros(n_basis) for a in counts}
+        diag = None if risk is None else risk.quadratic(counts).diag
+        second = None if risk is not None else {a: _zeros(n_basis) for a in counts}
+        weighted = None if risk is None else _zeros(n_basis)
+        order = np.argsort(codes, kind="stable")
+        step = chunk_rows(n_basis)
+        for start in range(0, order.size, step):
+            rows = order[start:start + step]
+            phi = features(X[rows])
+            chunk_codes = codes[rows]
+            for a in np.unique(chunk_codes):
+                block = phi[chunk_codes == a]
+                sums[int(a)] += block.sum(axis=0)
+                if risk is None:
+                    _add_gram(second[int(a)], block, 1.0)
+                elif diag[int(a)] != 0.0:
+                    _add_gram(weighted, block, diag[int(a)])
+        return cls(counts, sums, second, weighted, risk)
+
+
+def _solve_symmetric(system, rhs, rebuild):
+    """Solve ``system x = rhs`` by Cholesky; if not positive definite, warn and use LDL^T.
+
+    ``system`` is overwritten by its factor; ``rebuild()`` makes it again for the fallback.
+    """
+    factor, info = linalg.lapack.dpotrf(system, lower=False, overwrite_a=True)
+    if info == 0:
+        return linalg.cho_solve((factor, False), rhs, check_finite=False)
+    warnings.warn("the regularised risk is not convex here (its Hessian is not positive definite); "
+                  "returning its stationary point", RuntimeWarning, stacklevel=3)
+    return linalg.solve(rebuild(), rhs, assume_a="sym", check_finite=False)
+
+
+def solve_feature_space(moments, risk, lam):
+    """Minimise ``lam/2 ||alpha||^2 + R(Phi alpha)`` over ``alpha`` for a linear feature model.
+
+    Parameters
+    ----------
+    moments : GroupMoments
+        Per-atom moments, or moments weighted for ``risk`` (then consumed:
+        their matrix is overwritten by the factorisation).
+    risk : PairwiseRisk
+    lam : float
+
+    Returns
+    -------
+    ndarray of shape (b,)
+    """
+    form = risk.quadratic(moments.counts)
+    group_sums = np.array([sum(moments.sums[a] for a in group if a in moments.sums) for group in form.groups])
+
+    def build():
+        if moments.weighted is not None:
+            if moments.risk is not risk:
+                raise ValueError("these moments were weighted for another risk")
+            system, moments.weighted = moments.weighted, None
+        else:
+            system = _zeros(group_sums.shape[1])
+            for atom, weight in form.diag.items():
+                if weight != 0.0:
+                    linalg.blas.daxpy(moments.second[atom].ravel("F"), system.ravel("F"), a=weight)
+        linalg.blas.dgemm(1.0, group_sums, form.coupling @ group_sums, beta=1.0, c=system, trans_a=True,
+                          overwrite_c=True)
+        system[np.diag_indices_from(system)] += lam
+        return system
+
+    gradient = sum(form.grad[a] * moments.sums[a] for a in moments.sums)
+    return _solve_symmetric(build(), -gradient, build)
+
+
+def solve_kernel_expansion(K, codes, risk, lam, system=None):
+    """Minimise ``lam/2 ||f||_H^2 + R(f)`` over ``f = sum_i c_i k(x_i, .)``, every row a centre.
+
+    The stationarity condition is ``(H K + lam I) c = -g`` (as in :mod:`qs3orao.exact`),
+    formed from the structure of ``H`` in O(n^2) and solved by one LU factorisation.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+    codes : ndarray of int, shape (n,)
+    risk : PairwiseRisk
+    lam : float
+    system : ndarray of shape (n, n), optional
+        Work array to overwrite, so that repeated solves reuse one allocation.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    counts = {int(a): int(np.sum(codes == a)) for a in np.unique(codes)}
+    form = risk.quadratic(counts)
+    indicators = np.stack([rows_in(codes, group) for group in form.groups], axis=1).astype(np.float64)
+    low_rank = form.coupling @ (indicators.T @ K)
+    system = np.empty_like(K) if system is None else system
+    np.multiply(form.per_row(form.diag, codes)[:, None], K, out=system)
+    step = chunk_rows(K.shape[0])
+    for start in range(0, K.shape[0], step):
+        system[start:start + step] += indicators[start:start + step] @ low_rank
+    system[np.diag_indices_from(system)] += lam
+    # LAPACK is column-major: factor the transpose in place and solve with trans=1.
+    lu, piv = linalg.lu_factor(system.T, overwrite_a=True, check_finite=False)
+    return linalg.lu_solve((lu, piv), -form.per_row(form.grad, codes), trans=1, check_finite=False)

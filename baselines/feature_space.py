@@ -1,0 +1,239 @@
+r"""The paper's objective solved exactly in a fixed D-dimensional feature space.
+
+The scalable alternative a reader would try before doubly stochastic
+gradients: draw a feature map ``phi`` of size ``D`` once (random Fourier
+features, or a whitened Nystrom basis of ``D`` landmarks), then minimise
+
+.. math::
+
+    \frac{\lambda}{2}\|w\|^2 + \frac{1}{k-1}\sum_j \Big[\gamma^j L(P_j, N_j)
+    + (1 - \gamma^j)\big(L(P_j, U) + L(U, N_j) - \tfrac12\big)\Big],
+    \qquad f(x) = w^T \phi(x),
+
+exactly.  With the squared pairwise loss this is one ``D x D`` linear system
+built from per-class feature sums and second moments
+(:func:`baselines._quadratic.solve_feature_space`): O(n D^2 + D^3) time and
+O(n d + D^2) memory, with no pairwise loop.  ``||w||^2`` is the RKHS norm of
+``f`` in both maps, so the problem is QS3ORAO's, restricted to the span of
+``phi``; with every training row as a Nystrom landmark it is the exact ``f*``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy import linalg
+
+from qs3orao._validation import UNLABELED, check_positive, check_semisupervised
+from qs3orao.kernels import fourier_features, frequency_block, gaussian_kernel, resolve_seed
+from qs3orao.thresholds import fit_thresholds
+
+from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
+from ._common import OrdinalScorer, check_threshold_loss, in_chunks, shared_predict
+from ._quadratic import GroupMoments, ordinal_risk, solve_feature_space
+
+__all__ = ["RFFAUC", "NystromAUC", "NYSTROM_RCOND"]
+
+#: Eigenvalues of ``K_mm`` below ``NYSTROM_RCOND * max eigenvalue`` are dropped by the whitening.
+NYSTROM_RCOND = 1e-10
+
+
+class _FeatureSpaceAUC(OrdinalScorer):
+    """Shared fit of :class:`RFFAUC` and :class:`NystromAUC`; subclasses build the map."""
+
+    _name = None
+    _chunk_copies = None
+
+    def __init__(self, *, n_components=512, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="hinge",
+                 classes=None, random_state=None, memory_budget=None):
+        self.n_components = n_components
+        self.gamma = gamma
+        self.lam = lam
+        self.tradeoff = tradeoff
+        self.threshold_loss = threshold_loss
+        self.classes = classes
+        self.random_state = random_state
+        self.memory_budget = memory_budget
+
+    @classmethod
+    def estimate_memory(cls, n_samples, n_features, n_classes, n_components):
+        """Bytes a fit allocates: the map, one weighted ``D x D`` moment (which becomes the system), chunks."""
+        D = cls._n_features_out(n_samples, n_components)
+        return (cls._map_bytes(n_features, D) + GroupMoments.nbytes(1, n_classes + 1, D)
+                + FLOAT_BYTES * (2 * n_samples) + chunk_bytes(n_samples, D, copies=cls._chunk_copies))
+
+    def fit(self, X, y):
+        """Fit on labeled rows (ordinal labels) and unlabeled rows (``y == -1``).
+
+        Returns
+        -------
+        self
+        """
+        check_positive(self.n_components, "n_components", integer=True)
+        check_positive(self.gamma, "gamma")
+        check_positive(self.lam, "lam")
+        check_threshold_loss(self.threshold_loss)
+        X, codes, self.classes_, self.tradeoff_ = check_semisupervised(
+            X, y, tradeoff=self.tradeoff, classes=self.classes)
+        self._check_components(X.shape[0])
+        self.memory_estimate_ = check_budget(
+            self._name, self.estimate_memory(*X.shape, self.classes_.size, self.n_components), self.memory_budget)
+        self.seed_ = resolve_seed(self.random_state)
+        self._build_map(X)
+        features = self._features
+        n_out = self.n_components_
+        self.risk_ = ordinal_risk(self.classes_.size, self.tradeoff_)
+        self.coef_ = solve_feature_space(GroupMoments.accumulate(features, X, codes, n_out, self.risk_),
+                                         self.risk_, self.lam)
+        self.train_scores_ = in_chunks(features, X, n_out, self.coef_)
+        labeled = codes != UNLABELED
+        self.thresholds_, self.threshold_intervals_ = fit_thresholds(
+            self.train_scores_[labeled], codes[labeled], self.classes_.size, self.threshold_loss,
+            return_intervals=True)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def transform(self, X):
+        """The feature map ``phi(X)``, shape ``(n_samples, n_components_)``."""
+        return self._features(self._check_X(X))
+
+    def decision_function(self, X):
+        """The ranking function ``f(x) = w^T phi(x)``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        X = self._check_X(X)
+        return in_chunks(self._features, X, self.n_components_, self.coef_)
+
+    def predict(self, X):
+        """Ordinal labels from the thresholds."""
+        return shared_predict(self, X)
+
+
+class RFFAUC(_FeatureSpaceAUC):
+    """The paper's objective solved exactly on ``D`` fixed random Fourier features.
+
+    ``D / 2`` frequencies ``omega ~ N(0, 2 gamma I)`` are drawn once (block 0 of
+    :func:`qs3orao.kernels.frequency_block`, from ``random_state``) and give the
+    map ``[cos(omega x), sin(omega x)] / sqrt(D / 2)``, whose inner products
+    estimate ``exp(-gamma ||x - x'||^2)``.  QS3ORAO after ``t`` iterations of
+    ``m`` frequencies uses ``D = 2 t m`` features, so equal ``D`` compares the
+    same function class.
+
+    Parameters
+    ----------
+    n_components : int, default=512
+        Number of features ``D`` (even).
+    gamma, lam, tradeoff, threshold_loss, classes :
+        As in :class:`qs3orao.QS3ORAO`.
+    random_state : int, numpy Generator or None
+        Seed of the frequencies.
+    memory_budget : int, optional
+        Bytes the fit may allocate; None means half of the available memory.
+
+    Attributes
+    ----------
+    classes_, thresholds_, threshold_intervals_, train_scores_, tradeoff_, n_features_in_
+        As in :class:`qs3orao.QS3ORAO`.
+    omega_ : ndarray of shape (D / 2, n_features)
+    coef_ : ndarray of shape (D,)
+    n_components_ : int
+    seed_ : int
+    memory_estimate_ : int
+    """
+
+    _name = "RFF-AUC"
+    _chunk_copies = 3  # projection, its cos and sin, their concatenation
+
+    @staticmethod
+    def _n_features_out(n_samples, n_components):
+        return n_components
+
+    @staticmethod
+    def _map_bytes(n_features, D):
+        return FLOAT_BYTES * (D // 2) * n_features
+
+    def _check_components(self, n_samples):
+        if self.n_components % 2:
+            raise ValueError(f"n_components must be even (cos and sin of n_components / 2 frequencies), "
+                             f"got {self.n_components}")
+
+    def _build_map(self, X):
+        self.omega_ = frequency_block(self.seed_, 0, self.n_components // 2, X.shape[1], self.gamma)
+        self.n_components_ = self.n_components
+
+    def _features(self, X):
+        return fourier_features(X, self.omega_)
+
+
+class NystromAUC(_FeatureSpaceAUC):
+    r"""The paper's objective solved exactly on a whitened Nystrom basis of ``D`` landmarks.
+
+    ``D`` landmarks ``Z`` are drawn without replacement from all training rows,
+    labeled and unlabeled; the map is ``phi(x) = k(x, Z) V diag(s)^{-1/2}`` from
+    the eigendecomposition ``K_ZZ = V diag(s) V^T``, keeping the eigenvalues
+    above ``NYSTROM_RCOND * max(s)`` (a stable ``K_ZZ^{-1/2}``: dropped
+    directions are those the landmarks cannot resolve in floating point).
+    Then ``phi(x)^T phi(x')`` is the Nystrom approximation of the kernel and
+    ``||w||`` the RKHS norm of ``f = w^T phi``; with every training row a
+    landmark the solution is the exact minimiser ``f*``.
+
+    Parameters
+    ----------
+    n_components : int, default=512
+        Number of landmarks ``D``; capped at the number of training rows, with a warning.
+    gamma, lam, tradeoff, threshold_loss, classes :
+        As in :class:`qs3orao.QS3ORAO`.
+    random_state : int, numpy Generator or None
+        Seed of the landmark draw.
+    memory_budget : int, optional
+        Bytes the fit may allocate; None means half of the available memory.
+
+    Attributes
+    ----------
+    classes_, thresholds_, threshold_intervals_, train_scores_, tradeoff_, n_features_in_
+        As in :class:`qs3orao.QS3ORAO`.
+    landmarks_ : ndarray of shape (D, n_features)
+    whitening_ : ndarray of shape (D, rank)
+    coef_ : ndarray of shape (rank,)
+    n_components_ : int
+        The rank kept by the whitening.
+    seed_ : int
+    memory_estimate_ : int
+    """
+
+    _name = "Nystrom-AUC"
+    _chunk_copies = 2  # kernel block and its whitened product
+
+    @staticmethod
+    def _n_features_out(n_samples, n_components):
+        return min(n_components, n_samples)
+
+    @staticmethod
+    def _map_bytes(n_features, D):
+        # landmarks and the whitening; K_ZZ, which is freed before the moments exist, has the moments' size
+        return FLOAT_BYTES * (D * n_features + D * D + D)
+
+    def _check_components(self, n_samples):
+        if self.n_components > n_samples:
+            warnings.warn(f"n_components={self.n_components} exceeds the {n_samples} training rows; "
+                          f"using every row as a landmark", UserWarning, stacklevel=3)
+
+    def _build_map(self, X):
+        D = min(self.n_components, X.shape[0])
+        rng = np.random.default_rng(self.seed_)
+        self.landmarks_ = X[np.sort(rng.choice(X.shape[0], D, replace=False))]
+        K = gaussian_kernel(self.landmarks_, gamma=self.gamma)
+        # K is symmetric, so its transpose is the same matrix in the column-major order LAPACK wants.
+        eigenvalues, vectors = linalg.eigh(K.T, overwrite_a=True, check_finite=False)
+        del K
+        first = np.searchsorted(eigenvalues, NYSTROM_RCOND * eigenvalues[-1], side="right")
+        self.whitening_ = vectors[:, first:]
+        self.whitening_ /= np.sqrt(eigenvalues[first:])
+        self.n_components_ = D - int(first)
+
+    def _features(self, X):
+        return gaussian_kernel(X, self.landmarks_, gamma=self.gamma) @ self.whitening_

@@ -1,0 +1,173 @@
+"""M-PNU-AUC: PNU-AUC (Sakai, Niu and Sugiyama, 2018) trained once per ordinal split."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from qs3orao._validation import UNLABELED, check_positive, check_semisupervised
+from qs3orao.kernels import resolve_seed
+
+from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
+from ._common import SplitwiseModel, check_split_values, check_threshold_loss, in_chunks, kernel_map
+from ._quadratic import GroupMoments, pnu_risk, solve_feature_space
+from .prior import split_priors
+
+__all__ = ["MPNUAUC", "PRIOR_RANGE"]
+
+PRIOR_RANGE = (0.01, 0.99)
+
+
+class MPNUAUC(SplitwiseModel):
+    r"""Multi-class PNU-AUC: one semi-supervised AUC model per ordinal split.
+
+    For split ``j`` (positives: class ``> j``, negatives: class ``<= j``, plus
+    every unlabeled row) it minimises, in closed form,
+
+    .. math::
+
+        \frac{\lambda}{2}\|\alpha_j\|^2 + R^{\eta_j}_{PNU}(f_j), \qquad
+        f_j(x) = \sum_{c} \alpha_{j,c} \exp(-\gamma \|x - x_c\|^2),
+
+    where ``R_PNU`` combines the PN risk with the prior-corrected PU risk
+    (``eta >= 0``) or NU risk (``eta < 0``), see
+    :func:`baselines._quadratic.pnu_risk`.  As in the original code
+    (``PNU_AUC_SL.m``) the model is linear in Gaussian basis functions with an
+    ``l2`` penalty on the coefficients (not the RKHS norm) and the risk's
+    pairwise means come from per-set feature means and second moments, so each
+    split is one ``b x b`` linear system.  The original's ``lambda`` equals
+    ``lam / 2`` here and its width ``sigma`` equals ``1 / sqrt(2 gamma)``.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+        Kernel parameter of ``exp(-gamma ||x - x'||^2)``.
+    lam : float, default=1.0
+        Weight ``lambda`` of ``lambda/2 ||alpha||^2``.
+    eta : float or array-like of shape (k - 1,), default=0.0
+        PN/PU (``eta > 0``) or PN/NU (``eta < 0``) combination weight in [-1, 1],
+        per split or shared; ``0`` is supervised PN-AUC.
+    priors : array-like of shape (k - 1,), optional
+        Known ``P(class > j)`` among the unlabeled rows, in (0, 1).  By default
+        they are estimated by energy-distance minimisation
+        (:func:`baselines.prior.split_priors`) and clipped to ``PRIOR_RANGE``,
+        since the PU and NU risks divide by the prior and its complement.
+    n_basis : int, optional
+        Number of kernel centres drawn from all training rows (the original
+        code's ``n_basis``).  Default: every training row is a centre, the exact
+        setting, O(n^3) time and O(k n^2) memory.
+    threshold_loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
+        Surrogate for the per-split thresholds used by ``predict``.
+    classes : array-like, optional
+        The full ordered label set.
+    random_state : int, numpy Generator or None
+        Seed of the centre subsample (used only with ``n_basis``).
+    memory_budget : int, optional
+        Bytes the fit may allocate; None means half of the available memory.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (k,)
+    centres_ : ndarray of shape (b, n_features)
+    coef_ : ndarray of shape (k - 1, b)
+    priors_ : ndarray of shape (k - 1,)
+        The priors used (NaN when no unlabeled rows were given).
+    eta_ : ndarray of shape (k - 1,)
+    thresholds_ : ndarray of shape (k - 1,)
+    train_scores_ : ndarray of shape (n_samples, k - 1)
+    memory_estimate_ : int
+        Bytes the fit was estimated to allocate.
+    n_features_in_ : int
+    """
+
+    def __init__(self, *, gamma=1.0, lam=1.0, eta=0.0, priors=None, n_basis=None, threshold_loss="hinge",
+                 classes=None, random_state=None, memory_budget=None):
+        self.gamma = gamma
+        self.lam = lam
+        self.eta = eta
+        self.priors = priors
+        self.n_basis = n_basis
+        self.threshold_loss = threshold_loss
+        self.classes = classes
+        self.random_state = random_state
+        self.memory_budget = memory_budget
+
+    @staticmethod
+    def estimate_memory(n_samples, n_features, n_classes, n_basis=None, n_labeled=None):
+        """Bytes a fit allocates.
+
+        One ``b x b`` moment per class and for the unlabeled rows, the system,
+        and the larger of the row chunks of the prior estimation (labeled x all
+        distances) and of the moment pass.  ``n_labeled`` defaults to
+        ``n_samples`` (an upper bound); ``n_labeled < n_samples`` implies unlabeled rows.
+        """
+        b = n_samples if n_basis is None else min(n_basis, n_samples)
+        n_labeled = n_samples if n_labeled is None else n_labeled
+        n_atoms = n_classes + int(n_labeled < n_samples)
+        prior_chunk = chunk_bytes(n_labeled, n_samples, copies=3) if n_labeled < n_samples else 0
+        return (GroupMoments.nbytes(n_atoms, n_atoms, b)
+                + FLOAT_BYTES * (b * b + b * n_features + 2 * n_classes * n_samples)
+                + max(prior_chunk, chunk_bytes(n_samples, b, copies=2)))
+
+    def _resolve_priors(self, X, codes, n_splits):
+        if not np.any(codes == UNLABELED):
+            return np.full(n_splits, np.nan)
+        if self.priors is not None:
+            return check_split_values(self.priors, n_splits, "priors", 0.0, 1.0, open_ends=True)
+        estimate = split_priors(X, codes, n_splits + 1)
+        clipped = np.clip(estimate, *PRIOR_RANGE)
+        if not np.array_equal(clipped, estimate):
+            warnings.warn(f"estimated class priors {estimate.round(3).tolist()} clipped to {PRIOR_RANGE}",
+                          RuntimeWarning, stacklevel=3)
+        return clipped
+
+    def fit(self, X, y):
+        """Fit one PNU-AUC model per split on labeled rows and unlabeled rows (``y == -1``).
+
+        Returns
+        -------
+        self
+        """
+        check_positive(self.gamma, "gamma")
+        check_positive(self.lam, "lam")
+        check_threshold_loss(self.threshold_loss)
+        if self.n_basis is not None:
+            check_positive(self.n_basis, "n_basis", integer=True)
+        X, codes, self.classes_, _ = check_semisupervised(X, y, classes=self.classes)
+        n_splits = self.classes_.size - 1
+        self.eta_ = check_split_values(self.eta, n_splits, "eta", -1.0, 1.0)
+        has_unlabeled = bool(np.any(codes == UNLABELED))
+        if np.any(self.eta_ != 0) and not has_unlabeled:
+            raise ValueError("no unlabeled rows (y == -1) were given, but some eta is nonzero; "
+                             "use eta=0 for a purely supervised fit")
+        self.memory_estimate_ = check_budget(
+            "M-PNU-AUC", self.estimate_memory(*X.shape, self.classes_.size, self.n_basis,
+                                              int(np.sum(codes != UNLABELED))),
+            self.memory_budget)
+        self.priors_ = self._resolve_priors(X, codes, n_splits)
+        if self.n_basis is None:
+            self.centres_ = X
+        else:
+            rng = np.random.default_rng(resolve_seed(self.random_state))
+            self.centres_ = X[np.sort(rng.choice(X.shape[0], min(self.n_basis, X.shape[0]), replace=False))]
+        features = kernel_map(self.centres_, self.gamma)
+        moments = GroupMoments.accumulate(features, X, codes, self.centres_.shape[0])
+        self.risks_ = [pnu_risk(j, n_splits + 1, eta, prior)
+                       for j, (eta, prior) in enumerate(zip(self.eta_, self.priors_))]
+        self.coef_ = np.array([solve_feature_space(moments, risk, self.lam) for risk in self.risks_])
+        del moments
+        self.n_features_in_ = X.shape[1]
+        self.train_scores_ = in_chunks(features, X, self.centres_.shape[0], self.coef_.T)
+        self._fit_thresholds(self.train_scores_, codes)
+        return self
+
+    def decision_function(self, X):
+        """Scores ``f_j(x)`` of every split.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, k - 1)
+        """
+        X = self._check_X(X)
+        return in_chunks(kernel_map(self.centres_, self.gamma), X, self.centres_.shape[0], self.coef_.T)

@@ -1,0 +1,30 @@
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+# tests/ is on sys.path (for its conftest), so without this "baselines" would
+# resolve to this test directory as a namespace package instead of the package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+
+def ordinal_problem(n=150, n_labeled=60, n_classes=3, d=2, seed=0):
+    """Labels from a noisy sum of uniform features; rows past ``n_labeled`` unlabeled."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, d))
+    latent = X.sum(axis=1) + 0.1 * rng.normal(size=n)
+    y = np.digitize(latent, np.quantile(latent, np.arange(1, n_classes) / n_classes))
+    y_train = y.copy()
+    y_train[n_labeled:] = -1
+    return X, y_train, y
+
+
+@pytest.fixture
+def problem():
+    return ordinal_problem()
+
+
+@pytest.fixture
+def make_problem():
+    return ordinal_problem

@@ -1,0 +1,101 @@
+"""The closed-form risks against brute-force pairwise sums and finite differences."""
+
+import numpy as np
+import pytest
+from scipy.optimize import check_grad
+
+from baselines._quadratic import PairwiseRisk, ordinal_risk, pnu_risk, rows_in, samult_risk
+from qs3orao.objective import ordinal_risk as core_ordinal_risk
+
+
+def brute_pair(F, codes, upper, lower):
+    a, b = F[rows_in(codes, upper)], F[rows_in(codes, lower)]
+    return np.mean([(1 - fa + fb) ** 2 for fa in a for fb in b])
+
+
+def brute_risk(risk, F, codes):
+    return risk.offset + sum(t.weight * brute_pair(F, codes, t.upper, t.lower) for t in risk.terms)
+
+
+@pytest.fixture
+def scores():
+    rng = np.random.default_rng(3)
+    codes = np.array([0, 1, 2, 3, -1] * 6)
+    rng.shuffle(codes)
+    return rng.normal(size=codes.size), codes
+
+
+def test_pnu_pu_risk_is_the_pairwise_average(scores):
+    F, codes = scores
+    prior = 0.4
+    risk = pnu_risk(1, 4, 0.7, prior)
+    pos, neg, unl = rows_in(codes, (2, 3)), rows_in(codes, (0, 1)), codes == -1
+    pn = np.mean([(1 - a + b) ** 2 for a in F[pos] for b in F[neg]])
+    pu = np.mean([(1 - a + b) ** 2 for a in F[pos] for b in F[unl]])
+    pp = np.mean([(1 - a + b) ** 2 for a in F[pos] for b in F[pos]])
+    expected = 0.3 * pn + 0.7 * (pu - prior * pp) / (1 - prior)
+    assert risk.value(F, codes)[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_pnu_nu_risk_is_the_pairwise_average(scores):
+    F, codes = scores
+    prior = 0.7
+    risk = pnu_risk(2, 4, -0.4, prior)
+    pos, neg, unl = codes == 3, rows_in(codes, (0, 1, 2)), codes == -1
+    pn = np.mean([(1 - a + b) ** 2 for a in F[pos] for b in F[neg]])
+    un = np.mean([(1 - a + b) ** 2 for a in F[unl] for b in F[neg]])
+    nn = np.mean([(1 - a + b) ** 2 for a in F[neg] for b in F[neg]])
+    expected = 0.6 * pn + 0.4 * (un - (1 - prior) * nn) / prior
+    assert risk.value(F, codes)[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_samult_risk_is_the_pairwise_average(scores):
+    F, codes = scores
+    risk = samult_risk(0, 4, 0.25)
+    pos, neg, unl = codes > 0, codes == 0, codes == -1
+    pairs = lambda A, B: np.mean([(1 - a + b) ** 2 for a in F[A] for b in F[B]])  # noqa: E731
+    expected = 0.25 * pairs(pos, neg) + 0.75 * (pairs(pos, unl) + pairs(unl, neg) - 0.5)
+    assert risk.value(F, codes)[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_ordinal_risk_equals_the_core_objective(scores):
+    F, codes = scores
+    tradeoff = np.array([0.0, 0.3, 1.0])
+    ours, grad = ordinal_risk(4, tradeoff).value(F, codes)
+    core, core_grad = core_ordinal_risk(F, codes, tradeoff)
+    assert ours == pytest.approx(core, rel=1e-12)
+    np.testing.assert_allclose(grad, core_grad, atol=1e-14)
+    assert ours == pytest.approx(brute_risk(ordinal_risk(4, tradeoff), F, codes), rel=1e-12)
+
+
+@pytest.mark.parametrize("risk", [pnu_risk(1, 4, 0.6, 0.3), pnu_risk(0, 4, -1.0, 0.8), samult_risk(2, 4, 0.1),
+                                  ordinal_risk(4, np.array([0.2, 0.5, 0.9]))])
+def test_gradient_matches_finite_differences(scores, risk):
+    F, codes = scores
+    error = check_grad(lambda f: risk.value(f, codes)[0], lambda f: risk.value(f, codes)[1], F)
+    assert error < 1e-6
+
+
+@pytest.mark.parametrize("risk", [pnu_risk(1, 4, 0.6, 0.3), samult_risk(2, 4, 0.1),
+                                  ordinal_risk(4, np.array([0.2, 0.5, 0.9]))])
+def test_quadratic_form_reproduces_the_risk(scores, risk):
+    F, codes = scores
+    counts = {int(a): int(np.sum(codes == a)) for a in np.unique(codes)}
+    form = risk.quadratic(counts)
+    E = np.stack([rows_in(codes, g) for g in form.groups], axis=1).astype(float)
+    H = np.diag(form.per_row(form.diag, codes)) + E @ form.coupling @ E.T
+    g = form.per_row(form.grad, codes)
+    assert 0.5 * F @ H @ F + g @ F + form.constant == pytest.approx(risk.value(F, codes)[0], rel=1e-12)
+
+
+def test_pair_term_without_rows_is_rejected():
+    with pytest.raises(ValueError, match="rows on both sides"):
+        samult_risk(0, 2, 0.5).quadratic({0: 3, 1: 2})
+
+
+def test_risks_add_and_scale(scores):
+    F, codes = scores
+    a, b = samult_risk(0, 4, 0.3), pnu_risk(1, 4, 0.5, 0.5)
+    total = (a + b).scaled(0.5)
+    assert total.value(F, codes)[0] == pytest.approx(0.5 * (a.value(F, codes)[0] + b.value(F, codes)[0]))
+    assert isinstance(total, PairwiseRisk)

@@ -1,0 +1,203 @@
+"""The Snakemake workflow: dry runs of every configuration, schema errors, and end-to-end runs.
+
+The end-to-end tests run the tiny configuration (``tests/workflow/tiny.yaml``) in
+scratch working directories: once to completion, once again to compare the
+results table bit for bit, and once killed mid-run and resumed.
+"""
+
+import base64
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+TINY = Path(__file__).with_name("tiny.yaml")
+CONFIGS = REPO / "workflow" / "config"
+MIRROR = REPO.parent / "shared" / "data"
+sys.path.insert(0, str(REPO / "workflow" / "scripts"))
+
+import tables  # noqa: E402
+
+EXPECTED_ROWS = 2 * 2 + 2 * (2 + 1)  # swd: 2 methods x 2 trials; synthetic: 2 methods x (2 trials + 1 sweep point)
+PAPER_DATASETS = ("road3d", "sgemm", "year_prediction_msd", "yolanda", "amazon_baby", "amazon_beauty",
+                  "amazon_clothing", "amazon_pet")
+
+
+def snakemake_command(workdir, *args):
+    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
+            str(workdir), "--cores", "2", *map(str, args)]
+
+
+def environment():
+    # The scripts import the packages of this checkout, whatever is installed.
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+
+
+def snakemake(workdir, *args, check=True):
+    result = subprocess.run(snakemake_command(workdir, *args), capture_output=True, text=True, env=environment())
+    if check and result.returncode != 0:
+        pytest.fail(f"snakemake {' '.join(map(str, args))} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
+    return result
+
+
+def run_tiny(workdir, *args):
+    return snakemake(workdir, "--configfile", TINY, "--keep-going", *args)
+
+
+def deterministic(table):
+    return table.drop(columns=tables.MEASUREMENT_COLUMNS)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("tiny")
+    run_tiny(workdir)
+    return workdir
+
+
+# --- dry runs -------------------------------------------------------------------------------
+
+def jobs_of(output, rule):
+    """``{job: count}`` of the dry run's job table, for one rule."""
+    for line in output.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == rule and parts[1].isdigit():
+            return int(parts[1])
+    return 0
+
+
+def test_default_dry_run(tmp_path):
+    out = snakemake(tmp_path, "--dry-run").stdout
+    assert jobs_of(out, "train") > 0
+    assert jobs_of(out, "download") == 0, "the default configuration must not download anything"
+
+
+def test_paper_dry_run_lists_the_eight_datasets_and_their_downloads(tmp_path):
+    out = snakemake(tmp_path, "--dry-run", "--configfile", CONFIGS / "paper.yaml").stdout
+    assert jobs_of(out, "download") == 8
+    for dataset in PAPER_DATASETS:
+        assert f"results/downloads/{dataset}.json" in out
+
+
+@pytest.mark.skipif(not MIRROR.is_dir(), reason="offline mirror ../shared/data absent")
+def test_mirror_dry_run_selects_from_the_command_line(tmp_path):
+    mirror = f"data={{cache_dir: resources, mirror: {MIRROR}}}"
+    out = snakemake(tmp_path, "--dry-run", "--configfile", CONFIGS / "paper.yaml", CONFIGS / "mirror.yaml",
+                    "--config", mirror).stdout
+    assert "results/downloads/sgemm.json" in out and "results/downloads/road3d_subset.json" in out
+    assert "results/downloads/amazon_baby.json" not in out  # not in the mirror
+    out = snakemake(tmp_path, "--dry-run", "--configfile", CONFIGS / "paper.yaml", CONFIGS / "mirror.yaml",
+                    "--config", mirror, "select=[sgemm]").stdout
+    assert jobs_of(out, "download") == 1 and "results/downloads/sgemm.json" in out
+
+
+# --- schema ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("change, key", [
+    (lambda c: c.update(unknown_key=1), "unknown_key"),
+    (lambda c: c["protocol"].update(trials=0), "trials"),
+    (lambda c: c["methods"]["qs3orao"].update(method="qs4orao"), "method"),
+    (lambda c: c["protocol"].update(n_unlabeled="everything"), "n_unlabeled"),
+])
+def test_schema_rejects_a_malformed_configuration_naming_the_key(change, key):
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    config = yaml.safe_load(TINY.read_text())
+    change(config)
+    with pytest.raises(WorkflowError, match=key):
+        validate(config, str(CONFIGS / "schema.yaml"))
+
+
+def test_snakemake_reports_a_bad_key_and_an_unknown_dataset(tmp_path):
+    bad = yaml.safe_load(TINY.read_text())
+    bad["protocol"]["n_labelled"] = 100
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))
+    result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "bad.yaml", check=False)
+    assert result.returncode != 0 and "n_labelled" in result.stdout + result.stderr
+    bad = yaml.safe_load(TINY.read_text())
+    bad["datasets"]["no_such_set"] = {}
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))
+    result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "bad.yaml", check=False)
+    assert result.returncode != 0 and "datasets.no_such_set" in result.stdout + result.stderr
+
+
+# --- end to end -----------------------------------------------------------------------------
+
+def test_end_to_end_produces_the_table_and_figures(tiny_run):
+    table = tables.read_results(tiny_run / "results" / "tables" / "results.csv")
+    assert len(table) == EXPECTED_ROWS
+    assert set(table["dataset"]) == {"swd", "synthetic"} and set(table["method"]) == {"qs3orao", "m-pnu-auc"}
+    assert set(table["status"]) <= set(tables.STATUSES)
+    ok = table[table["status"] == "ok"]
+    assert ok["auc"].between(0, 1).all() and (ok["fit_time"] > 0).all()
+    # 16 MiB stops M-PNU-AUC at 900 unlabeled rows (the memory-budget line of Figure 2); QS3ORAO goes on
+    big = table[table["size"] == "900"].set_index("method")["status"]
+    assert big["m-pnu-auc"] == "out_of_memory_budget" and big["qs3orao"] == "ok"
+    for column in ("seed", "params", "versions", "peak_memory_mb", "bench_max_rss_mb"):
+        assert table[column].notna().all(), column
+    figures = tiny_run / "figures"
+    for name in ("fig2_time_vs_unlabeled.png", "fig2_time_vs_unlabeled.pdf", "fig3_auc_boxplot.png",
+                 "fig3_auc_boxplot.pdf", "auc_table.md", "auc_table.csv", "manifest.json"):
+        assert (figures / name).stat().st_size > 0, name
+    summary = pd.read_csv(figures / "auc_table.csv")
+    assert len(summary) == 4 and summary.loc[summary["method"] == "m-pnu-auc", "n_pairs"].notna().all()
+
+
+def test_report_bundles_the_figures(tiny_run):
+    snakemake(tiny_run, "--configfile", TINY, "--report", tiny_run / "report.zip")
+    assert (tiny_run / "report.zip").stat().st_size > 0
+
+
+def test_second_run_reproduces_the_table_bit_for_bit(tiny_run, tmp_path):
+    run_tiny(tmp_path)
+    first = deterministic(tables.read_results(tiny_run / "results" / "tables" / "results.csv"))
+    second = deterministic(tables.read_results(tmp_path / "results" / "tables" / "results.csv"))
+    pd.testing.assert_frame_equal(first, second, check_exact=True)
+    assert (tiny_run / "figures" / "auc_table.csv").read_bytes() == (tmp_path / "figures" / "auc_table.csv").read_bytes()
+
+
+def incomplete_outputs(workdir):
+    """Outputs Snakemake marked as incomplete (jobs that were running when it died)."""
+    marks = workdir / ".snakemake" / "incomplete"
+    names = [p.name for p in marks.iterdir() if p.name != "migration_underway"] if marks.is_dir() else []
+    return {base64.urlsafe_b64decode(name).decode() for name in names}
+
+
+def test_killed_run_resumes_without_redoing_finished_jobs(tiny_run, tmp_path):
+    runs = tmp_path / "results" / "runs"
+    process = subprocess.Popen(snakemake_command(tmp_path, "--configfile", TINY), env=environment(),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(runs.rglob("*.json"))) < 3 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.2)
+        assert process.poll() is None, "the run finished before it could be interrupted"
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)  # the whole run dies at once, jobs included
+        process.wait()
+    finished = {p: p.stat().st_mtime_ns for p in runs.rglob("*.json")}
+    assert 0 < len(finished) < EXPECTED_ROWS
+    in_flight = {tmp_path / p for p in incomplete_outputs(tmp_path)}
+
+    snakemake(tmp_path, "--configfile", TINY, "--unlock")  # a killed Snakemake leaves its lock behind
+    run_tiny(tmp_path, "--rerun-incomplete")
+    redone = [p for p, mtime in finished.items() if p.stat().st_mtime_ns != mtime and p not in in_flight]
+    assert not redone, f"finished results were recomputed: {redone}"
+    leftovers = [p for p in tmp_path.rglob(".*") if p.is_file() and ".snakemake" not in p.parts]
+    assert not leftovers, f"partial files left: {leftovers}"
+    resumed = deterministic(tables.read_results(tmp_path / "results" / "tables" / "results.csv"))
+    reference = deterministic(tables.read_results(tiny_run / "results" / "tables" / "results.csv"))
+    pd.testing.assert_frame_equal(resumed, reference, check_exact=True)
+
+
+def test_slurm_profile_dry_run(tmp_path):
+    result = snakemake(tmp_path, "--dry-run", "--configfile", TINY, "--profile", REPO / "workflow" / "profiles" / "slurm")
+    assert jobs_of(result.stdout, "train") == EXPECTED_ROWS

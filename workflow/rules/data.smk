@@ -1,0 +1,41 @@
+"""Data stage: fetch each file-backed dataset (upstream or mirror), then preprocess it once."""
+
+
+rule download:
+    """Fetch one dataset's upstream file into the cache (or find it in the mirror) and checksum it."""
+    output:
+        f"{RESULTS}/downloads/{{dataset}}.json",
+    params:
+        cache_dir=config["data"].get("cache_dir", "resources"),
+        mirror=config["data"].get("mirror"),
+    log:
+        f"{LOGS}/download/{{dataset}}.log",
+    resources:
+        runtime=60,
+    retries: 2
+    script:
+        "../scripts/download.py"
+
+
+rule prepare:
+    """Preprocess a dataset as in the paper (bins, TF-IDF+SVD, [0, 1] scaling) into memory-mappable arrays."""
+    input:
+        download_input,
+    output:
+        X=f"{RESULTS}/data/{{dataset}}/X.npy",
+        y=f"{RESULTS}/data/{{dataset}}/y.npy",
+        info=f"{RESULTS}/data/{{dataset}}/info.json",
+    params:
+        options=lambda wildcards: dataset_options(wildcards.dataset),
+        cache_dir=config["data"].get("cache_dir", "resources"),
+        mirror=config["data"].get("mirror"),
+        seed=PROTOCOL.get("seed", 0),
+    log:
+        f"{LOGS}/prepare/{{dataset}}.log",
+    benchmark:
+        f"{BENCHMARKS}/prepare/{{dataset}}.tsv"
+    resources:
+        mem_mb=resource_by_size("mem_mb", 2),
+        runtime=resource_by_size("runtime"),
+    script:
+        "../scripts/prepare.py"

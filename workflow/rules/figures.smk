@@ -1,0 +1,75 @@
+"""Figure stage: the paper's Figures 2 and 3, the AUC table and the manifest, from the results table."""
+
+LABELS = {m: bench.method_config(config, m)["label"] for m in METHODS}
+
+
+rule figure_time:
+    """Figure 2: training time against unlabeled rows, memory-budget stops marked."""
+    input:
+        table=rules.aggregate.output.csv,
+    output:
+        report(f"{FIGURES}/fig2_time_vs_unlabeled.png", caption="../report/fig2.rst", category="Figures"),
+        f"{FIGURES}/fig2_time_vs_unlabeled.pdf",
+    params:
+        datasets=SWEEP_DATASETS,
+        labels=LABELS,
+    log:
+        f"{LOGS}/figures/figure_time.log",
+    localrule: True
+    script:
+        "../scripts/figures.py"
+
+
+rule figure_auc:
+    """Figure 3: box plots of the unlabeled rows' ordinal AUC per dataset and method."""
+    input:
+        table=rules.aggregate.output.csv,
+    output:
+        report(f"{FIGURES}/fig3_auc_boxplot.png", caption="../report/fig3.rst", category="Figures"),
+        f"{FIGURES}/fig3_auc_boxplot.pdf",
+    params:
+        datasets=SELECTED,
+        labels=LABELS,
+    log:
+        f"{LOGS}/figures/figure_auc.log",
+    localrule: True
+    script:
+        "../scripts/figures.py"
+
+
+rule auc_table:
+    """Mean and standard deviation of AUC per dataset and method, with paired tests against the reference."""
+    input:
+        table=rules.aggregate.output.csv,
+    output:
+        md=report(f"{FIGURES}/auc_table.md", caption="../report/auc_table.rst", category="Tables"),
+        csv=report(f"{FIGURES}/auc_table.csv", caption="../report/auc_table.rst", category="Tables"),
+    params:
+        labels=LABELS,
+        reference=PROTOCOL.get("reference", "qs3orao"),
+    log:
+        f"{LOGS}/figures/auc_table.log",
+    localrule: True
+    script:
+        "../scripts/figures.py"
+
+
+rule manifest:
+    """Which configuration, commit, date and data made the figures."""
+    input:
+        table=rules.aggregate.output.csv,
+        figures=[*rules.figure_time.output, *rules.figure_auc.output, *rules.auc_table.output],
+        downloads=expand(f"{RESULTS}/downloads/{{dataset}}.json", dataset=FILE_DATASETS),
+        infos=expand(f"{RESULTS}/data/{{dataset}}/info.json", dataset=SELECTED),
+        X=expand(f"{RESULTS}/data/{{dataset}}/X.npy", dataset=SELECTED),
+        y=expand(f"{RESULTS}/data/{{dataset}}/y.npy", dataset=SELECTED),
+    output:
+        f"{FIGURES}/manifest.json",
+    params:
+        root=workflow.basedir,
+        figures=lambda wildcards, input: input.figures,
+    log:
+        f"{LOGS}/figures/manifest.log",
+    localrule: True
+    script:
+        "../scripts/manifest.py"

@@ -1,0 +1,137 @@
+"""The paper's Figures 2 and 3, drawn from the tidy results table."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+MARKERS = "osD^vP*Xh<>"
+STYLE = {
+    "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
+    "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3,
+    "savefig.dpi": 200, "pdf.fonttype": 42,
+}
+
+
+def method_styles(methods):
+    """A colour and marker per method label, stable across figures (colour-blind-safe palette)."""
+    colours = plt.get_cmap("tab10").colors
+    return {m: {"color": colours[i % 10], "marker": MARKERS[i % len(MARKERS)]} for i, m in enumerate(methods)}
+
+
+def _grid(n_panels, ncols, width=3.0, height=2.6):
+    ncols = min(ncols, n_panels)
+    nrows = math.ceil(n_panels / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    for ax in axes.flat[n_panels:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat)
+
+
+def save(fig, paths):
+    """Save one figure under each of ``paths`` (format from the extension), atomically, and close it."""
+    import bench
+
+    for path in paths:
+        with bench.atomic_path(path) as tmp:
+            fig.savefig(tmp, format=str(path).rsplit(".", 1)[-1], bbox_inches="tight")
+    plt.close(fig)
+
+
+def time_vs_unlabeled(table, datasets, labels, paths):
+    """Figure 2: training time against the number of unlabeled rows, one panel per dataset.
+
+    Lines join the mean fit time over finished trials (error bars: min to
+    max). A method whose fit exceeded its memory budget at some size gets a
+    cross at that size, at the height of its last finished point, joined by a
+    dotted line: the paper's stopping lines.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table.
+    datasets : list of str
+        Datasets of the sweep, one panel each.
+    labels : dict
+        Method -> display name, in display order.
+    paths : list of str
+        Output files.
+    """
+    styles = method_styles(list(labels))
+    with plt.rc_context(STYLE):
+        fig, axes = _grid(len(datasets), 4)
+        for ax, dataset in zip(axes, datasets):
+            rows = table[(table["dataset"] == dataset) & table["n_unlabeled"].notna()]
+            for method, label in labels.items():
+                runs = rows[rows["method"] == method]
+                ok = runs[runs["status"] == "ok"].groupby("n_unlabeled")["fit_time"]
+                if ok.ngroups:
+                    mean = ok.mean()
+                    ax.errorbar(mean.index, mean.values, yerr=[mean - ok.min(), ok.max() - mean], label=label,
+                                capsize=2, lw=1.2, ms=4, **styles[method])
+                stopped = runs[runs["status"] == "out_of_memory_budget"]["n_unlabeled"]
+                if len(stopped) and ok.ngroups:
+                    last = mean.index.max()
+                    first_stop = stopped[stopped > last].min() if (stopped > last).any() else stopped.min()
+                    ax.plot([last, first_stop], [mean[last], mean[last]], ls=":", color=styles[method]["color"])
+                    ax.plot([first_stop], [mean[last]], marker="x", ms=8, mew=2, ls="none",
+                            color=styles[method]["color"])
+            ax.set(xscale="log", yscale="log", title=dataset, xlabel="unlabeled rows", ylabel="training time (s)")
+        handles, names = [], []
+        for ax in axes:
+            for handle, name in zip(*ax.get_legend_handles_labels()):
+                if name not in names:
+                    handles.append(handle)
+                    names.append(name)
+        handles.append(plt.Line2D([], [], marker="x", ls=":", color="black", mew=2))
+        names.append("stopped: memory budget exceeded")
+        fig.legend(handles, names, loc="lower center", ncol=min(len(names), 4), bbox_to_anchor=(0.5, 1.0),
+                   frameon=False)
+        fig.tight_layout()
+        save(fig, paths)
+
+
+def auc_boxplot(table, datasets, labels, paths):
+    """Figure 3: box plots of the unlabeled rows' ordinal AUC per dataset and method.
+
+    Uses the rows of the common comparison size; every trial is also drawn as
+    a dot, since boxes over a few trials hide little.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+    datasets : list of str
+    labels : dict
+        Method -> display name, in display order.
+    paths : list of str
+    """
+    styles = method_styles(list(labels))
+    rows = table[table["comparison"].astype(bool) & (table["status"] == "ok")]
+    with plt.rc_context(STYLE):
+        fig, axes = _grid(len(datasets), 4, width=3.2)
+        for ax, dataset in zip(axes, datasets):
+            per = rows[rows["dataset"] == dataset]
+            data = [per.loc[per["method"] == m, "auc"].to_numpy() for m in labels]
+            positions = np.arange(len(labels))
+            present = [i for i, values in enumerate(data) if len(values)]
+            if not present:
+                ax.set_title(f"{dataset} (no finished run)")
+                continue
+            boxes = ax.boxplot([data[i] for i in present], positions=positions[present], widths=0.6,
+                               patch_artist=True, medianprops={"color": "black"}, showfliers=False)
+            for patch, i in zip(boxes["boxes"], present):
+                patch.set(facecolor=styles[list(labels)[i]]["color"], alpha=0.45)
+            for i in present:
+                jitter = np.linspace(-0.12, 0.12, len(data[i])) if len(data[i]) > 1 else np.zeros(1)
+                ax.plot(i + jitter, data[i], ls="none", marker=".", ms=4, color="black")
+            n_unlabeled = per["n_unlabeled"].max()
+            ax.set_title(f"{dataset} ({int(n_unlabeled)} unlabeled)" if len(per) else dataset)
+            ax.set_xticks(positions, list(labels.values()), rotation=35, ha="right")
+            ax.set_ylabel("ordinal AUC (unlabeled rows)")
+        fig.tight_layout()
+        save(fig, paths)

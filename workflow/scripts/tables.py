@@ -1,0 +1,202 @@
+"""The tidy results table and the AUC summary computed from it.
+
+One row per (dataset, method, unlabeled size, trial): the result files of the
+training jobs joined with Snakemake's benchmark records. Columns listed in
+:data:`MEASUREMENT_COLUMNS` are measurements of the machine (times, memory);
+every other column is a deterministic function of the configuration and the
+code, and is reproduced bit for bit by a rerun.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+KEY_COLUMNS = ["dataset", "method", "size", "trial"]
+COLUMNS = [
+    "dataset", "method", "base_method", "trial", "seed", "size", "comparison", "n_labeled", "n_unlabeled",
+    "n_features", "n_classes", "status", "reason", "auc", "auc_splits", "params", "tuned", "tuning_status", "memory_budget_mb",
+    "memory_estimate_mb", "fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "bench_s",
+    "bench_max_rss_mb", "bench_cpu_time", "versions",
+]
+MEASUREMENT_COLUMNS = ["fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "bench_s",
+                       "bench_max_rss_mb", "bench_cpu_time"]
+STATUSES = ("ok", "out_of_memory_budget", "failed")
+
+
+def _size_order(token):
+    return math.inf if token == "all" else int(token)
+
+
+def read_benchmark(path):
+    """Wall time, peak RSS (MiB) and CPU time of one Snakemake ``benchmark:`` record."""
+    record = pd.read_csv(path, sep="\t").iloc[0]
+    return {"bench_s": float(record["s"]), "bench_max_rss_mb": _float(record.get("max_rss")),
+            "bench_cpu_time": _float(record.get("cpu_time"))}
+
+
+def _float(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):  # Snakemake writes "NA" when it could not measure
+        return np.nan
+
+
+def build_results(result_paths, benchmark_paths, comparison_sizes):
+    """Assemble the tidy results table.
+
+    Parameters
+    ----------
+    result_paths : list of path-like
+        JSON result files written by ``train.py``.
+    benchmark_paths : list of path-like
+        The matching Snakemake benchmark files, in the same order.
+    comparison_sizes : dict
+        Dataset -> size token of its AUC comparison (marks ``comparison`` rows).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`COLUMNS`, sorted by dataset, method, size, trial.
+    """
+    rows = []
+    for result_path, bench_path in zip(result_paths, benchmark_paths, strict=True):
+        record = json.loads(Path(result_path).read_text())
+        record.update(read_benchmark(bench_path))
+        record["comparison"] = record["size"] == comparison_sizes[record["dataset"]]
+        record["params"] = json.dumps(record["params"], sort_keys=True)
+        record["versions"] = json.dumps(record["versions"], sort_keys=True)
+        rows.append(record)
+    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    order = table["size"].map(_size_order)
+    table = table.assign(_order=order).sort_values(["dataset", "method", "_order", "trial"], kind="stable")
+    return table.drop(columns="_order").reset_index(drop=True)
+
+
+def read_results(path):
+    """Read the results CSV back with the dtypes :func:`build_results` produced."""
+    return pd.read_csv(path, dtype={"size": str, "reason": str}, keep_default_na=False,
+                       na_values={c: [""] for c in COLUMNS if c not in ("reason", "size", "status")})
+
+
+def paired_tests(reference, other):
+    """Paired two-sided tests of equal mean AUC across trials.
+
+    Returns
+    -------
+    dict
+        ``p_ttest`` (paired t-test), ``p_wilcoxon`` (Wilcoxon signed-rank,
+        exact for small samples) and ``n_pairs``; NaN p-values when fewer than
+        two pairs or no difference at all.
+    """
+    from scipy import stats
+
+    pairs = pd.concat([reference, other], axis=1, join="inner").dropna()
+    n = len(pairs)
+    result = {"n_pairs": n, "p_ttest": np.nan, "p_wilcoxon": np.nan}
+    if n < 2:
+        return result
+    diff = pairs.iloc[:, 0] - pairs.iloc[:, 1]
+    if np.all(diff == 0):
+        return result
+    if diff.std(ddof=1) > 0:
+        result["p_ttest"] = float(stats.ttest_rel(pairs.iloc[:, 0], pairs.iloc[:, 1]).pvalue)
+    result["p_wilcoxon"] = float(stats.wilcoxon(pairs.iloc[:, 0], pairs.iloc[:, 1]).pvalue)
+    return result
+
+
+def auc_summary(table, reference, methods):
+    """Mean and standard deviation of the unlabeled AUC per dataset and method, with paired tests.
+
+    Uses the ``comparison`` rows with status ``ok``. Each method is tested
+    against ``reference`` on the trials where both ran (same seed, same split).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table.
+    reference : str
+        Method label every other method is compared with.
+    methods : list of str
+        Method labels, in display order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (dataset, method): ``n_unlabeled``, ``n_trials``,
+        ``auc_mean``, ``auc_std``, ``diff_vs_reference`` (mean of reference
+        minus method), ``p_ttest``, ``p_wilcoxon``, ``n_pairs``, ``not_ok``
+        (trials that did not finish, by status).
+    """
+    comparison = table[table["comparison"].astype(bool)]
+    rows = []
+    for dataset, per_dataset in comparison.groupby("dataset", sort=False):
+        auc = per_dataset[per_dataset["status"] == "ok"].pivot_table(index="trial", columns="method",
+                                                                      values="auc")
+        for method in methods:
+            runs = per_dataset[per_dataset["method"] == method]
+            values = auc[method].dropna() if method in auc else pd.Series(dtype=float)
+            row = {"dataset": dataset, "method": method,
+                   "n_unlabeled": int(runs["n_unlabeled"].max()) if runs["n_unlabeled"].notna().any() else None,
+                   "n_trials": len(values), "auc_mean": values.mean() if len(values) else np.nan,
+                   "auc_std": values.std(ddof=1) if len(values) > 1 else np.nan,
+                   "not_ok": ", ".join(f"{s}: {n}" for s, n in runs.loc[runs["status"] != "ok", "status"]
+                                       .value_counts().sort_index().items())}
+            if method != reference and reference in auc and len(values):
+                ref = auc[reference].dropna()
+                joined = pd.concat([ref, values], axis=1, join="inner")
+                row["diff_vs_reference"] = float((joined.iloc[:, 0] - joined.iloc[:, 1]).mean())
+                row.update(paired_tests(ref, values))
+            rows.append(row)
+    columns = ["dataset", "method", "n_unlabeled", "n_trials", "auc_mean", "auc_std", "diff_vs_reference",
+               "p_ttest", "p_wilcoxon", "n_pairs", "not_ok"]
+    return pd.DataFrame(rows).reindex(columns=columns)
+
+
+def _cell(row, reference, alpha):
+    if row["n_trials"] == 0:
+        return f"n/a ({row['not_ok']})" if row["not_ok"] else "n/a"
+    text = f"{row['auc_mean']:.4f} ± {row['auc_std']:.4f}" if row["n_trials"] > 1 else f"{row['auc_mean']:.4f}"
+    if row["method"] != reference and not np.isnan(row.get("p_ttest", np.nan)):
+        mark = ""
+        if row["p_ttest"] < alpha:
+            mark = " ▲" if row["diff_vs_reference"] > 0 else " ▼"
+        text += f" (p={row['p_ttest']:.3g}{mark})"
+    return text
+
+
+def summary_markdown(summary, reference, labels, alpha=0.05):
+    """Render :func:`auc_summary` as a markdown table, datasets by rows and methods by columns.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+    reference : str
+    labels : dict
+        Method -> display name, in display order.
+    alpha : float, default=0.05
+        Level of the ▲/▼ marks.
+
+    Returns
+    -------
+    str
+    """
+    methods = list(labels)
+    header = "| dataset | n unlabeled | " + " | ".join(labels[m] for m in methods) + " |"
+    lines = [header, "|" + "---|" * (len(methods) + 2)]
+    for dataset, rows in summary.groupby("dataset", sort=False):
+        rows = rows.set_index("method")
+        n_unlabeled = rows["n_unlabeled"].dropna()
+        cells = [_cell(rows.loc[m].to_dict() | {"method": m}, reference, alpha) for m in methods]
+        size = str(int(n_unlabeled.max())) if len(n_unlabeled) else "?"
+        lines.append(f"| {dataset} | {size} | " + " | ".join(cells) + " |")
+    lines += ["", f"Mean ± standard deviation over trials of the ordinal AUC on the unlabeled rows. "
+              f"p: paired two-sided t-test of {labels[reference]} against the column's method over the "
+              f"trials both finished (same seeds, same splits); ▲ {labels[reference]} significantly "
+              f"better, ▼ significantly worse, at level {alpha}. Wilcoxon signed-rank p-values are in "
+              f"the CSV."]
+    return "\n".join(lines) + "\n"
