@@ -1,12 +1,5 @@
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-# tests/ is on sys.path (for its conftest), so without this "baselines" would
-# resolve to this test directory as a namespace package instead of the package.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 def ordinal_problem(n=150, n_labeled=60, n_classes=3, d=2, seed=0):
