@@ -59,3 +59,17 @@ def test_ledger_writes_markdown_and_csv(tmp_path):
     assert [row["verdict"] for row in csv.DictReader(open(tmp_path / "l.csv"))] == ["holds", "fails"]
     with pytest.raises(ValueError):
         Claim("3", "c", "w", "k", "probably", "e")
+
+
+def test_empirical_claims_on_small_sets_only_are_not_evaluated():
+    small = _table()
+    small = small[small["n_unlabeled"] < 30_000]
+    verdicts = {k: v["verdict"] for k, v in empirical_claims(small).items()}
+    assert verdicts["faster_beyond_10k"] == "not evaluated"
+    assert verdicts["exact_out_of_memory"] == "not evaluated"
+
+
+def test_an_exact_baseline_over_its_memory_budget_counts_as_slower():
+    table = _table()
+    table = table[table["n_unlabeled"] == 100_000]
+    assert empirical_claims(table)["faster_beyond_10k"]["verdict"] == "holds"
