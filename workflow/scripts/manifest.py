@@ -6,12 +6,15 @@ import sys
 
 
 def git_state(root):
-    """Commit of the working tree at ``root`` and whether it has uncommitted changes (read-only git)."""
+    """Commit of the working tree at ``root`` and whether it has uncommitted changes (read-only git).
+
+    ``figures/`` is left out of the check: the run itself rewrites the committed figures.
+    """
     def run(*args):
         out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
         return out.stdout.strip() if out.returncode == 0 else None
 
-    status = run("status", "--porcelain", "--untracked-files=no")
+    status = run("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)figures")
     return {"commit": run("rev-parse", "HEAD"), "dirty": None if status is None else bool(status)}
 
 
