@@ -70,6 +70,10 @@ SURROGATES = {
 }
 
 
+#: Surrogates whose per-threshold loss has a unique minimiser.
+STRICTLY_CONVEX = frozenset({"logistic"})
+
+
 def _surrogate(loss):
     try:
         return SURROGATES[loss]
@@ -152,6 +156,9 @@ def fit_thresholds(scores, codes, n_classes, loss="hinge", *, return_intervals=F
         _argmin_interval(scores[codes <= j], scores[codes > j], slope) for j in range(n_classes - 1)
     ])
     thresholds = intervals.mean(axis=1)
+    if loss in STRICTLY_CONVEX:
+        # The minimiser is a point; a width left by rounding in a flat derivative is not an interval.
+        intervals[:] = thresholds[:, None]
     return (thresholds, intervals) if return_intervals else thresholds
 
 
