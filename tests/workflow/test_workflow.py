@@ -127,6 +127,12 @@ def test_snakemake_reports_a_bad_key_and_an_unknown_dataset(tmp_path):
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))
     result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "bad.yaml", check=False)
     assert result.returncode != 0 and "datasets.no_such_set" in result.stdout + result.stderr
+    bad = yaml.safe_load(TINY.read_text())
+    bad["methods"]["qs3orao"].setdefault("params", {})["lamda"] = 0.5
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))
+    result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "bad.yaml", check=False)
+    assert result.returncode != 0 and "methods.qs3orao.params" in result.stdout + result.stderr
+    assert "lamda" in result.stdout + result.stderr
 
 
 # --- end to end -----------------------------------------------------------------------------

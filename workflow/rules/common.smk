@@ -6,6 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
 
 import bench  # noqa: E402
+from baselines.registry import make_method  # noqa: E402
 from qs3orao.datasets import DATASETS, get_spec, resolve_mirror  # noqa: E402
 
 SCRIPTS = Path(workflow.basedir) / "workflow" / "scripts"
@@ -26,9 +27,15 @@ def _check_semantics(config):
     for name in config["datasets"]:
         if name not in DATASETS:
             _fail(f"datasets.{name}", f"unknown dataset; known: {', '.join(sorted(DATASETS))}")
-    for label in config["methods"]:
+    for label, method in config["methods"].items():
         if not label.replace("-", "").replace("_", "").isalnum():
             _fail(f"methods.{label}", "labels may contain letters, digits, '-' and '_' only")
+        # Dataset-level parameters may not apply to every method, but a method's own must.
+        accepted = make_method(method["method"]).get_params()
+        unknown = sorted(set(method.get("params") or {}) - set(accepted))
+        if unknown:
+            _fail(f"methods.{label}.params", f"{unknown} are not parameters of {method['method']!r}; "
+                                             f"it takes {', '.join(sorted(accepted))}")
     select = config.get("select", "all")
     if isinstance(select, list):
         for name in select:
