@@ -89,6 +89,16 @@ class SplitwiseModel(OrdinalScorer):
                            self.threshold_loss)[0]
             for j in range(train_scores.shape[1])])
 
+    def decision_function(self, X):
+        """Scores ``f_j(x) = sum_i coef_[j, i] k(centres_[i], x)`` of every split.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, k - 1)
+        """
+        X = self._check_X(X)
+        return in_chunks(kernel_map(self.centres_, self.gamma), X, self.centres_.shape[0], self.coef_.T)
+
     def predict(self, X):
         """Ordinal labels: ``classes_[#{j : f_j(x) > threshold_j}]``."""
         passed = (self.decision_function(X) > self.thresholds_).sum(axis=1)

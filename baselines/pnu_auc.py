@@ -161,13 +161,3 @@ class MPNUAUC(SplitwiseModel):
         self.train_scores_ = in_chunks(features, X, self.centres_.shape[0], self.coef_.T)
         self._fit_thresholds(self.train_scores_, codes)
         return self
-
-    def decision_function(self, X):
-        """Scores ``f_j(x)`` of every split.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, k - 1)
-        """
-        X = self._check_X(X)
-        return in_chunks(kernel_map(self.centres_, self.gamma), X, self.centres_.shape[0], self.coef_.T)

@@ -8,7 +8,7 @@ from qs3orao._validation import check_positive, check_semisupervised
 from qs3orao.kernels import gaussian_kernel
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes, chunk_rows
-from ._common import SplitwiseModel, check_threshold_loss, in_chunks, kernel_map
+from ._common import SplitwiseModel, check_threshold_loss
 from ._quadratic import samult_risk, solve_kernel_expansion
 
 __all__ = ["MSAMULT"]
@@ -48,7 +48,8 @@ class MSAMULT(SplitwiseModel):
     Attributes
     ----------
     classes_ : ndarray of shape (k,)
-    X_fit_ : ndarray of shape (n_samples, n_features)
+    centres_ : ndarray of shape (n_samples, n_features)
+        The training rows, every one a kernel centre.
     coef_ : ndarray of shape (k - 1, n_samples)
     tradeoff_ : ndarray of shape (k - 1,)
     thresholds_ : ndarray of shape (k - 1,)
@@ -97,17 +98,7 @@ class MSAMULT(SplitwiseModel):
                                for risk in self.risks_])
         del work
         self.train_scores_ = K @ self.coef_.T
-        self.X_fit_ = X
+        self.centres_ = X
         self.n_features_in_ = X.shape[1]
         self._fit_thresholds(self.train_scores_, codes)
         return self
-
-    def decision_function(self, X):
-        """Scores ``f_j(x)`` of every split.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, k - 1)
-        """
-        X = self._check_X(X)
-        return in_chunks(kernel_map(self.X_fit_, self.gamma), X, self.X_fit_.shape[0], self.coef_.T)
