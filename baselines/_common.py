@@ -9,17 +9,12 @@ from sklearn.utils.validation import check_is_fitted
 from qs3orao._validation import UNLABELED, check_features
 from qs3orao.kernels import gaussian_kernel
 from qs3orao.metrics import ordinal_auc
-from qs3orao.thresholds import SURROGATES, assign_classes, fit_thresholds
+from qs3orao.thresholds import assign_classes, check_threshold_loss, fit_thresholds
 
 from ._budget import chunk_rows
 
 __all__ = ["OrdinalScorer", "SplitwiseModel", "check_threshold_loss", "check_split_values", "kernel_map",
            "in_chunks", "shared_predict"]
-
-
-def check_threshold_loss(loss):
-    if loss not in SURROGATES:
-        raise ValueError(f"threshold_loss must be one of {sorted(SURROGATES)}, got {loss!r}")
 
 
 def check_split_values(values, n_splits, name, low, high, *, open_ends=False):
@@ -107,4 +102,5 @@ class SplitwiseModel(OrdinalScorer):
 
 def shared_predict(estimator, X):
     """Ordinal labels of a one-function model from its ordered thresholds."""
-    return estimator.classes_[assign_classes(estimator.decision_function(X), estimator.thresholds_)]
+    scores = estimator.decision_function(X)  # checks that the estimator is fitted
+    return estimator.classes_[assign_classes(scores, estimator.thresholds_)]

@@ -45,7 +45,7 @@ class _FeatureSpaceAUC(OrdinalScorer):
     _name = None
     _chunk_copies = None
 
-    def __init__(self, *, n_components=512, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="hinge",
+    def __init__(self, *, n_components=512, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="ordinal_logistic",
                  classes=None, random_state=None, memory_budget=None):
         self.n_components = n_components
         self.gamma = gamma

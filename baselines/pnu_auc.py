@@ -57,7 +57,7 @@ class MPNUAUC(SplitwiseModel):
         Number of kernel centres drawn from all training rows (the original
         code's ``n_basis``).  Default: every training row is a centre, the exact
         setting, O(n^3) time and O(k n^2) memory.
-    threshold_loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
+    threshold_loss : {"ordinal_logistic", "hinge", "squared_hinge", "logistic"}, default="ordinal_logistic"
         Surrogate for the per-split thresholds used by ``predict``.
     classes : array-like, optional
         The full ordered label set.
@@ -81,7 +81,7 @@ class MPNUAUC(SplitwiseModel):
     n_features_in_ : int
     """
 
-    def __init__(self, *, gamma=1.0, lam=1.0, eta=0.0, priors=None, n_basis=None, threshold_loss="hinge",
+    def __init__(self, *, gamma=1.0, lam=1.0, eta=0.0, priors=None, n_basis=None, threshold_loss="ordinal_logistic",
                  classes=None, random_state=None, memory_budget=None):
         self.gamma = gamma
         self.lam = lam

@@ -40,7 +40,7 @@ class MSAMULT(SplitwiseModel):
         Regularisation ``lambda``.
     tradeoff : float or array-like of shape (k - 1,), default=0.5
         ``gamma^j`` in [0, 1], per split or shared.
-    threshold_loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
+    threshold_loss : {"ordinal_logistic", "hinge", "squared_hinge", "logistic"}, default="ordinal_logistic"
     classes : array-like, optional
     memory_budget : int, optional
         Bytes the fit may allocate; None means half of the available memory.
@@ -58,7 +58,7 @@ class MSAMULT(SplitwiseModel):
     n_features_in_ : int
     """
 
-    def __init__(self, *, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="hinge", classes=None,
+    def __init__(self, *, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="ordinal_logistic", classes=None,
                  memory_budget=None):
         self.gamma = gamma
         self.lam = lam

@@ -42,7 +42,10 @@ def check_features(X, *, name="X"):
 def check_labels(y, n_samples, *, name="y"):
     """Return ``y`` as an int64 vector of length ``n_samples``.
 
-    Float labels are accepted only when every value is integral.
+    Float labels are accepted only when every value is integral.  The
+    unlabeled marker is exactly ``-1``: any other negative label is refused,
+    and so is an unsigned array holding its largest value (``-1`` wrapped,
+    e.g. 255 in ``uint8``), which cannot be told from a real label.
     """
     y = np.asarray(y)
     if y.ndim != 1:
@@ -54,7 +57,15 @@ def check_labels(y, n_samples, *, name="y"):
     if y.dtype.kind == "f":
         if not np.isfinite(y).all() or not np.array_equal(y, np.round(y)):
             raise ValueError(f"{name} must hold integer ordinal labels; found non-integer values")
-    return y.astype(np.int64)
+    if y.dtype.kind == "u" and y.size and y.max() == np.iinfo(y.dtype).max:
+        raise ValueError(f"{name} has the unsigned dtype {y.dtype} and holds {np.iinfo(y.dtype).max}, which is how "
+                         f"{UNLABELED} (the unlabeled marker) wraps around; pass a signed integer array")
+    y = y.astype(np.int64)
+    bad = np.unique(y[(y < 0) & (y != UNLABELED)])
+    if bad.size:
+        raise ValueError(f"{name} holds negative labels {bad[:5].tolist()}; the only negative value allowed is "
+                         f"{UNLABELED}, the unlabeled marker")
+    return y
 
 
 def ordinal_classes(y, classes=None):

@@ -70,30 +70,45 @@ def resolve_n_jobs(n_jobs):
 
 
 def memory_plan(n_iter, n_components, n_features, block_storage="auto", max_memory=256 * 2**20):
-    """Split the memory budget between feature buffers and kept frequency blocks.
+    """Check that the coefficients fit, and split the rest of the budget between buffers and blocks.
 
     Parameters
     ----------
     n_iter, n_components, n_features : int
     block_storage : {"auto", "memory", "regenerate"}
     max_memory : int
-        Bytes the engine may use beyond the data, the length-``n`` score
-        vectors and the coefficients.
+        Bytes the engine may use beyond the data and the length-``n`` score
+        vectors: the ``n_iter x 2 n_components`` float64 coefficients, the
+        feature buffers and the kept frequency blocks.
 
     Returns
     -------
     work_bytes : int
-        Budget of the feature buffers: half of ``max_memory``, between 1 and 32 MiB.
+        Budget of the feature buffers: half of what the coefficients leave of
+        ``max_memory``, between 1 and 32 MiB.
     keep_blocks : bool
         Whether the ``n_iter x n_components x n_features`` float64 frequencies are
         kept; under "auto", when they fit in the rest of ``max_memory``.
+
+    Raises
+    ------
+    ValueError
+        If the coefficients alone exceed ``max_memory`` (checked before
+        anything is allocated).
     """
     if block_storage not in BLOCK_STORAGE:
         raise ValueError(f"block_storage must be one of {BLOCK_STORAGE}, got {block_storage!r}")
-    work = int(min(_WORK_BYTES, max(_MIN_WORK_BYTES, max_memory // 2)))
+    coef_bytes = n_iter * 2 * n_components * 8
+    if coef_bytes > max_memory:
+        raise ValueError(
+            f"n_iter={n_iter} with n_components={n_components} needs {coef_bytes / 2**20:,.1f} MiB for the "
+            f"coefficients alone (n_iter x 2 n_components float64), more than max_memory="
+            f"{max_memory / 2**20:,.1f} MiB; lower n_iter or n_components, or raise max_memory")
+    rest = max_memory - coef_bytes
+    work = int(min(_WORK_BYTES, max(_MIN_WORK_BYTES, rest // 2)))
     if block_storage != "auto":
         return work, block_storage == "memory"
-    return work, n_iter * n_components * n_features * 8 <= max_memory - work
+    return work, n_iter * n_components * n_features * 8 <= rest - work
 
 
 class _Rows:

@@ -12,7 +12,7 @@ from ._validation import UNLABELED, check_features, check_positive, check_semisu
 from .engine import BLOCK_STORAGE, resolve_n_jobs, train
 from .kernels import resolve_seed
 from .metrics import ordinal_auc
-from .thresholds import SURROGATES, assign_classes, fit_thresholds
+from .thresholds import ORDINAL_LOGISTIC, assign_classes, check_threshold_loss, fit_thresholds
 
 __all__ = ["QS3ORAO"]
 
@@ -50,8 +50,11 @@ class QS3ORAO(BaseEstimator):
         middle of the range ``theta * lam in (1, 2)`` of the paper's theorem.
     tradeoff : float or array-like of shape (k - 1,), default=0.5
         ``gamma^j`` in [0, 1]: weight of the labeled-only AUC risk of split ``j``.
-    threshold_loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
-        Surrogate of the all-threshold loss; "hinge" is the paper's linear program.
+    threshold_loss : {"ordinal_logistic", "hinge", "squared_hinge", "logistic"}, default="ordinal_logistic"
+        How the thresholds are fitted (:func:`qs3orao.thresholds.fit_thresholds`):
+        "ordinal_logistic" fits a scale and the cut-points jointly, so the
+        thresholds follow the scale of ``f``; "hinge" is the paper's linear
+        program (margin 1, not scale-aware).
     classes : array-like, optional
         The full ordered label set, when some levels have no labeled row.
     block_storage : {"auto", "memory", "regenerate"}, default="auto"
@@ -59,9 +62,11 @@ class QS3ORAO(BaseEstimator):
         seeds; "auto" keeps them when they fit in ``max_memory`` beside the
         feature buffers.
     max_memory : int, default=256 MiB
-        Memory budget, in bytes, of what training holds beyond the data, the
-        scores and the coefficients: feature buffers (half of it, at most
-        32 MiB) and the kept frequency blocks.
+        Memory budget, in bytes, of what training holds beyond the data and
+        the scores: the ``n_iter x 2 n_components`` coefficients (a fit whose
+        coefficients exceed it is refused before anything is allocated),
+        feature buffers (half of the rest, at most 32 MiB) and the kept
+        frequency blocks.
     dtype : {"float64", "float32"}, default="float64"
         Precision of the random-feature projections and their ``cos``/``sin``;
         scores and coefficients stay float64.  "float32" is faster and changes
@@ -103,7 +108,7 @@ class QS3ORAO(BaseEstimator):
     """
 
     def __init__(self, *, n_iter=1000, batch_size=16, n_components=32, gamma=1.0, lam=1.0, theta=None,
-                 tradeoff=0.5, threshold_loss="hinge", classes=None, block_storage="auto",
+                 tradeoff=0.5, threshold_loss=ORDINAL_LOGISTIC, classes=None, block_storage="auto",
                  max_memory=256 * 2**20, dtype="float64", n_jobs=None, random_state=None, verbose=False):
         self.n_iter = n_iter
         self.batch_size = batch_size
@@ -128,8 +133,7 @@ class QS3ORAO(BaseEstimator):
             check_positive(getattr(self, name), name)
         if self.theta is not None:
             check_positive(self.theta, "theta")
-        if self.threshold_loss not in SURROGATES:
-            raise ValueError(f"threshold_loss must be one of {sorted(SURROGATES)}, got {self.threshold_loss!r}")
+        check_threshold_loss(self.threshold_loss)
         if self.block_storage not in BLOCK_STORAGE:
             raise ValueError(f"block_storage must be one of {BLOCK_STORAGE}, got {self.block_storage!r}")
         if not isinstance(self.max_memory, numbers.Real) or self.max_memory < 0:
@@ -183,7 +187,8 @@ class QS3ORAO(BaseEstimator):
 
     def predict(self, X):
         """Ordinal labels from the thresholds."""
-        return self.classes_[assign_classes(self.decision_function(X), self.thresholds_)]
+        scores = self.decision_function(X)
+        return self.classes_[assign_classes(scores, self.thresholds_)]
 
     def score(self, X, y):
         """Ordinal AUC of ``f`` on the labeled rows (``y != -1``)."""

@@ -23,6 +23,24 @@ Surrogates ``delta``:
 ``"logistic"``
     ``log(1 + exp(-z))``: strictly convex, so the minimiser is unique.
 
+These three are not invariant to the scale of ``f``: a margin of 1 is
+meaningless when the scores span ``1e-3`` (every threshold then lands outside
+the scores and one class is predicted for every row).  The default
+``"ordinal_logistic"`` fits a scale ``s > 0`` and the cut-points jointly, the
+all-threshold ordinal logistic model on the one-dimensional score
+(Rennie and Srebro, 2005, mord's ``LogisticAT``):
+
+.. math::
+
+    \min_{s \ge 0, \theta} \sum_i \sum_j \log\big(1 + e^{-\sigma_{ij}(s z_i - \theta_j)}\big)
+        + \tfrac{\alpha}{2} s^2, \qquad \sigma_{ij} = \pm 1 \ (c_i > j \text{ or not}),
+
+on the standardised scores ``z = (f - mean) / std`` of the labeled rows, and
+returns ``b_j = mean + std * theta_j / s``.  Standardising first makes the
+thresholds move with any increasing affine change of ``f`` (so ``predict`` is
+unchanged by it); the small ridge ``alpha`` on ``s`` keeps the minimiser
+finite when the labeled scores are perfectly ordered.
+
 Ties among scores need no special handling: ``e_j`` depends on the multiset of
 scores only.  Whatever the surrogate, ``e_{j+1} - e_j`` has derivative
 ``sum_{c_i = j+1} (delta'(b - f_i) + delta'(f_i - b)) < 0`` whenever class
@@ -32,10 +50,14 @@ strict, and whether the minimiser is unique, is checked by the claims ledger.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+from scipy.optimize import minimize
 from scipy.special import expit
 
-__all__ = ["SURROGATES", "threshold_loss", "fit_thresholds", "assign_classes"]
+__all__ = ["SURROGATES", "THRESHOLD_LOSSES", "ORDINAL_LOGISTIC", "threshold_loss", "ordinal_logistic_loss",
+           "fit_thresholds", "assign_classes"]
 
 
 def _hinge(z):
@@ -73,12 +95,25 @@ SURROGATES = {
 #: Surrogates whose per-threshold loss has a unique minimiser.
 STRICTLY_CONVEX = frozenset({"logistic"})
 
+#: The scale-aware default: all-threshold ordinal logistic model with a fitted scale.
+ORDINAL_LOGISTIC = "ordinal_logistic"
+
+#: Every accepted ``threshold_loss``; the first is the default.
+THRESHOLD_LOSSES = (ORDINAL_LOGISTIC, *sorted(SURROGATES))
+
+#: Ridge ``alpha`` on the scale ``s`` of the standardised scores (keeps separable fits finite).
+SCALE_RIDGE = 1e-4
+
+
+def check_threshold_loss(loss):
+    """Raise ``ValueError`` unless ``loss`` is one of :data:`THRESHOLD_LOSSES`."""
+    if not isinstance(loss, str) or loss not in THRESHOLD_LOSSES:
+        raise ValueError(f"threshold_loss must be one of {list(THRESHOLD_LOSSES)}, got {loss!r}")
+
 
 def _surrogate(loss):
-    try:
-        return SURROGATES[loss]
-    except KeyError:
-        raise ValueError(f"threshold_loss must be one of {sorted(SURROGATES)}, got {loss!r}") from None
+    check_threshold_loss(loss)
+    return SURROGATES[loss]
 
 
 def threshold_loss(b, scores, codes, loss="hinge"):
@@ -126,8 +161,66 @@ def _argmin_interval(lower, upper, slope):
     return ends[0], max(ends)
 
 
-def fit_thresholds(scores, codes, n_classes, loss="hinge", *, return_intervals=False):
-    """Minimise the all-threshold loss over the labeled rows.
+def _margin_signs(codes, n_thresholds):
+    """``sigma_ij = +1`` where ``c_i > j`` (the row lies above threshold ``j``), else ``-1``."""
+    return np.where(codes[:, None] > np.arange(n_thresholds)[None, :], 1.0, -1.0)
+
+
+def ordinal_logistic_loss(params, z, codes, n_classes, alpha=SCALE_RIDGE):
+    """Objective and gradient of the all-threshold ordinal logistic model on a 1-d score.
+
+    Parameters
+    ----------
+    params : ndarray of shape (k,)
+        The scale ``s`` followed by the cut-points ``theta_0..theta_{k-2}``.
+    z : ndarray of shape (n,)
+        Scores (standardised by :func:`fit_thresholds`).
+    codes : ndarray of int, shape (n,)
+    n_classes : int
+    alpha : float
+        Ridge on ``s``.
+
+    Returns
+    -------
+    value : float
+    gradient : ndarray of shape (k,)
+    """
+    s, theta = params[0], params[1:]
+    sigma = _margin_signs(codes, n_classes - 1)
+    margins = sigma * (s * z[:, None] - theta[None, :])
+    weight = -sigma * expit(-margins)  # d loss / d (s z - theta)
+    value = np.logaddexp(0.0, -margins).sum() + 0.5 * alpha * s * s
+    gradient = np.concatenate([[(weight * z[:, None]).sum() + alpha * s], -weight.sum(axis=0)])
+    return float(value), gradient
+
+
+def _fit_ordinal_logistic(scores, codes, n_classes):
+    """Thresholds of the all-threshold ordinal logistic model with a fitted scale (see the module notes)."""
+    centre, spread = scores.mean(), scores.std()
+    if not spread > 0:
+        warnings.warn(f"all {scores.size} labeled scores equal {centre!r}: the scores carry no ordinal "
+                      "information, so every row is predicted as the lowest class", RuntimeWarning, stacklevel=3)
+        return np.full(n_classes - 1, centre)
+    z = (scores - centre) / spread
+    counts = np.bincount(codes, minlength=n_classes)
+    # Start from the scale 1 and the cut-points at the class-count quantiles of z.
+    start = np.concatenate([[1.0], np.quantile(z, np.cumsum(counts)[:-1] / counts.sum())])
+    bounds = [(0.0, None)] + [(None, None)] * (n_classes - 1)
+    result = minimize(ordinal_logistic_loss, start, args=(z, codes, n_classes), jac=True, method="L-BFGS-B",
+                      bounds=bounds, options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 10_000})
+    s, theta = result.x[0], result.x[1:]
+    if not result.success:
+        raise RuntimeError(f"the ordinal logistic threshold fit did not converge: {result.message}")
+    if not s > 1e-12:
+        warnings.warn("the labeled scores are not increasing with the class (fitted scale s = 0 in the "
+                      "ordinal logistic threshold fit): every row is predicted as the class the cut-points "
+                      "alone favour", RuntimeWarning, stacklevel=3)
+        return np.where(theta < 0, -np.inf, np.inf)
+    return np.maximum.accumulate(centre + spread * theta / s)
+
+
+def fit_thresholds(scores, codes, n_classes, loss=ORDINAL_LOGISTIC, *, return_intervals=False):
+    """Fit the thresholds that cut the scores into classes, over the labeled rows.
 
     Parameters
     ----------
@@ -137,7 +230,9 @@ def fit_thresholds(scores, codes, n_classes, loss="hinge", *, return_intervals=F
         Class codes ``0..k-1``.
     n_classes : int
         ``k``.
-    loss : {"hinge", "squared_hinge", "logistic"}
+    loss : {"ordinal_logistic", "hinge", "squared_hinge", "logistic"}
+        "ordinal_logistic" (scale-aware, the default) or a surrogate of the
+        all-threshold loss with margin 1 ("hinge" is the paper's linear program).
     return_intervals : bool
         Also return the ``(k - 1, 2)`` array of minimiser intervals.
 
@@ -146,12 +241,26 @@ def fit_thresholds(scores, codes, n_classes, loss="hinge", *, return_intervals=F
     thresholds : ndarray of shape (k - 1,)
         The midpoint of each threshold's set of minimisers.
     intervals : ndarray of shape (k - 1, 2), if ``return_intervals``
+
+    Raises
+    ------
+    ValueError
+        If a score is NaN or infinite (for instance after a diverged training
+        run), or the lowest or highest class has no labeled row.
     """
-    _, slope = _surrogate(loss)
+    check_threshold_loss(loss)
     scores = np.asarray(scores, dtype=np.float64)
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        raise ValueError(f"scores must be finite to fit thresholds; {int(bad.sum())} of {scores.size} are NaN or "
+                         "infinite (did the training diverge? try a larger lam or a smaller theta)")
     counts = np.bincount(codes, minlength=n_classes)
     if counts[0] == 0 or counts[-1] == 0:
         raise ValueError(f"fit_thresholds needs labeled rows in the lowest and highest class, got counts {counts.tolist()}")
+    if loss == ORDINAL_LOGISTIC:
+        thresholds = _fit_ordinal_logistic(scores, codes, n_classes)
+        return (thresholds, np.repeat(thresholds[:, None], 2, axis=1)) if return_intervals else thresholds
+    _, slope = _surrogate(loss)
     intervals = np.array([
         _argmin_interval(scores[codes <= j], scores[codes > j], slope) for j in range(n_classes - 1)
     ])

@@ -76,11 +76,11 @@ def test_regenerated_and_kept_blocks_give_the_same_function():
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_same_seed_gives_bit_identical_output_with_threads(n_jobs):
     # A small work budget forces the sparse plan, so the all-row passes run on several row chunks.
-    _, _, (a, scores_a) = fit_problem(n=3000, n_jobs=n_jobs, max_memory=0)
-    _, _, (b, scores_b) = fit_problem(n=3000, n_jobs=n_jobs, max_memory=0)
+    _, _, (a, scores_a) = fit_problem(n=3000, n_jobs=n_jobs, max_memory=2**16)
+    _, _, (b, scores_b) = fit_problem(n=3000, n_jobs=n_jobs, max_memory=2**16)
     np.testing.assert_array_equal(a.coef, b.coef)
     np.testing.assert_array_equal(scores_a, scores_b)
-    _, _, (single, scores_single) = fit_problem(n=3000, n_jobs=1, max_memory=0)
+    _, _, (single, scores_single) = fit_problem(n=3000, n_jobs=1, max_memory=2**16)
     np.testing.assert_allclose(scores_a, scores_single, rtol=0, atol=1e-12)
 
 
@@ -124,8 +124,8 @@ def test_group_plan_stays_within_the_work_budget():
 
 def test_memory_plan_keeps_blocks_only_when_they_fit():
     assert memory_plan(100, 10, 10, "auto", 2**30)[1]
-    assert not memory_plan(10**6, 100, 100, "auto", 2**30)[1]
-    assert memory_plan(10**6, 100, 100, "memory", 0)[1]
+    assert not memory_plan(10**5, 100, 100, "auto", 2**30)[1]
+    assert memory_plan(10**6, 100, 100, "memory", 2**31)[1]
     assert not memory_plan(1, 1, 1, "regenerate", 2**30)[1]
     with pytest.raises(ValueError, match="block_storage"):
         memory_plan(1, 1, 1, "disk", 0)
