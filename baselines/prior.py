@@ -74,14 +74,24 @@ def split_priors(X, y_codes, n_classes):
     Raises
     ------
     ValueError
-        If there are no unlabeled rows, or a split has fewer than two labeled
-        rows on one side (the within-sample distance is then undefined).
+        If there are no unlabeled rows, a split has fewer than two labeled
+        rows on one side (the within-sample distance is then undefined), or
+        the estimated energy distance between a split's labeled positives and
+        negatives is not positive (the two classes are indistinguishable in
+        the sample, so the prior is not identified).
+
+    Notes
+    -----
+    The estimate is invariant to the scale of ``X`` (every ``A`` scales
+    alike), so ``X`` is divided by its largest absolute value first: the
+    distances of features as large as ``1e300`` would overflow otherwise.
     """
     counts = np.bincount(y_codes[y_codes != UNLABELED], minlength=n_classes).astype(np.float64)
     n_u = float(np.sum(y_codes == UNLABELED))
     if n_u == 0:
         raise ValueError("class-prior estimation needs unlabeled rows (y == -1)")
-    S, T = _distance_sums(X, y_codes, n_classes)
+    largest = np.abs(X).max()
+    S, T = _distance_sums(X / largest if largest > 0 else X, y_codes, n_classes)
     priors = np.empty(n_classes - 1)
     for j in range(n_classes - 1):
         pos, neg = slice(j + 1, None), slice(0, j + 1)
@@ -95,8 +105,14 @@ def split_priors(X, y_codes, n_classes):
         a_pu = T[pos].sum() / (n_p * n_u)
         a_nu = T[neg].sum() / (n_n * n_u)
         spread = 2.0 * a_pn - a_pp - a_nn
-        theta = (a_pn - a_nn + a_nu - a_pu) / spread if spread > 0 else 0.5
-        priors[j] = np.clip(theta, 0.0, 1.0)
+        if not spread > 0:
+            raise ValueError(
+                f"split {j}: the class prior cannot be estimated: the energy distance between its "
+                f"{int(n_p)} labeled positives and {int(n_n)} labeled negatives is estimated as {spread:.3g} "
+                f"(mean distances positive-negative {a_pn:.6g}, positive-positive {a_pp:.6g}, "
+                f"negative-negative {a_nn:.6g}), so the two classes are indistinguishable in these "
+                "features; pass priors explicitly")
+        priors[j] = np.clip((a_pn - a_nn + a_nu - a_pu) / spread, 0.0, 1.0)
     return priors
 
 

@@ -2,15 +2,20 @@
 
 Downloads go through pooch, which streams into a temporary file next to the
 target and renames it only after the sha256 check passed, so an interrupted or
-corrupt transfer never leaves a file under the final name.
+corrupt transfer never leaves a file under the final name.  A file the registry
+has no checksum for is instead parsed completely by its reader, and its row
+count compared with the registry's documented shape, before the rename.
 """
 
 import hashlib
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cache import resolve_cache_dir, resolve_mirror
-from .errors import ChecksumError, DownloadError
+import numpy as np
+
+from .cache import check_writable, resolve_cache_dir, resolve_mirror
+from .errors import ChecksumError, DownloadError, IncompleteFileError
 
 DEFAULT_RETRIES = 3
 DEFAULT_TIMEOUT = 60.0
@@ -56,6 +61,39 @@ def _check(spec, path, where):
     return actual
 
 
+def check_complete(spec, path, where):
+    """Parse ``path`` with the dataset's reader and compare its rows with the registry.
+
+    Catches a truncated download without ``Content-Length``, an HTML error
+    page, or a text file whose last row was cut, for files with no checksum.
+
+    Raises
+    ------
+    IncompleteFileError
+        If the reader fails, a numeric value is missing, or the row count
+        differs from ``spec.shape[0]`` (where the registry documents one).
+    """
+    # The reader chooses the decompression from the file name, so it reads a link named like the target.
+    with tempfile.TemporaryDirectory(dir=Path(path).parent) as folder:
+        named = Path(folder) / spec.fname
+        named.symlink_to(Path(path).resolve())
+        try:
+            features, target = spec.reader(named)
+        # Readers fail in format-specific ways (EOFError, BadGzipFile, parser and JSON errors, ...).
+        except Exception as exc:
+            raise IncompleteFileError(
+                f"dataset {spec.name!r}: {where} (no checksum in the registry) does not read as a complete "
+                f"{spec.fname!r}: {type(exc).__name__}: {exc}"
+            ) from exc
+    if isinstance(features, np.ndarray) and not (np.isfinite(features).all() and np.isfinite(target).all()):
+        raise IncompleteFileError(f"dataset {spec.name!r}: {where} has missing or non-numeric values "
+                                  "(a row cut short?)")
+    documented = spec.shape[0] if spec.shape is not None else None
+    if documented is not None and len(target) != documented:
+        raise IncompleteFileError(f"dataset {spec.name!r}: {where} holds {len(target):,} rows; the registry "
+                                  f"documents {documented:,} (truncated or a different file)")
+
+
 def _find_in_mirror(spec, mirror):
     for relative in spec.mirror_candidates():
         candidate = mirror / relative
@@ -83,6 +121,8 @@ class _VerifyingDownloader:
     def __call__(self, url, output_file, pooch_instance):
         self._http(url, output_file, pooch_instance)
         self.sha256 = _check(self._spec, output_file, f"the download from {self._url}")
+        if self._spec.sha256 is None:
+            check_complete(self._spec, output_file, f"the download from {self._url}")
 
 
 def fetch(spec, *, cache_dir=None, mirror=None, retries=DEFAULT_RETRIES, timeout=DEFAULT_TIMEOUT):
@@ -113,6 +153,11 @@ def fetch(spec, *, cache_dir=None, mirror=None, retries=DEFAULT_RETRIES, timeout
     ------
     ChecksumError
         If a mirror file or a download has an unexpected sha256.
+    IncompleteFileError
+        If a download without a registry checksum does not parse completely or
+        has another row count than the registry documents; nothing is kept.
+    CacheNotWritableError
+        If the file must be downloaded and the cache folder cannot be written.
     DownloadError
         If no mirror file exists and every URL failed (or there is none).
     """
@@ -138,6 +183,7 @@ def fetch(spec, *, cache_dir=None, mirror=None, retries=DEFAULT_RETRIES, timeout
             f"dataset {spec.name!r} has no upstream URL and is read only from an offline "
             f"mirror holding one of {list(spec.mirror_candidates())} ({where})"
         )
+    check_writable(target.parent)
     return _download(spec, target, retries, timeout)
 
 
@@ -158,7 +204,7 @@ def _download(spec, target, retries, timeout):
         downloader = _VerifyingDownloader(spec, url, timeout)
         try:
             fetcher.fetch(spec.fname, downloader=downloader)
-        except ChecksumError:
+        except (ChecksumError, IncompleteFileError):
             raise
         except (requests.RequestException, OSError) as exc:
             failures.append(f"{url}: {exc}")

@@ -18,6 +18,22 @@ class ChecksumError(DatasetError, ValueError):
     """
 
 
+class IncompleteFileError(DatasetError, ValueError):
+    """A downloaded file without a checksum does not parse completely, or has
+    fewer or more rows than the registry documents.
+
+    A :class:`ValueError` too, so that pooch deletes the temporary download.
+    """
+
+
+class CacheNotWritableError(DatasetError, PermissionError):
+    """The cache folder cannot be written; the message names it and how to choose another."""
+
+
+class CacheRebuildWarning(UserWarning):
+    """A cache entry was unreadable or did not match its key and shape, and is rebuilt."""
+
+
 class DegenerateBinsError(DatasetError, ValueError):
     """Equal-frequency binning of a target would leave a bin empty (ties)."""
 

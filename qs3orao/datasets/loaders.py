@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cache import cache_key, load_json_npz, resolve_cache_dir, save_json_npz
+from .cache import cache_key, load_entry, resolve_cache_dir, save_entry
 from .download import fetch
 from .errors import UnevenBinsWarning
 from .preprocess import (
@@ -190,6 +190,8 @@ def _prepare(spec, params, *, cache_root, mirror):
         X = np.ascontiguousarray(features, dtype=np.float64)
     info["constant_columns"] = minmax_scale_inplace(X).tolist()
     info["n_rows"], info["n_features"] = X.shape
+    # Rows the source actually held, beside what the registry documents (a mirror may hold part of a file).
+    info["n_rows_documented"] = spec.shape[0] if spec.shape is not None else None
     return X, y, info
 
 
@@ -266,23 +268,29 @@ def load_ordinal(
     DownloadError, ChecksumError
         If the file cannot be obtained or does not match its checksum.
 
+    CacheNotWritableError
+        If the cache folder cannot be written.
+
     Warns
     -----
     UnevenBinsWarning
         If ties make the bins of a regression target differ by more than one row.
+    CacheRebuildWarning
+        If the cached arrays were unreadable or not this entry's; they are rebuilt.
     """
     spec = get_spec(name)
     n_samples = _default_size(spec, n_samples)
     params = _params(spec, n_bins, dedupe, n_components, n_samples, random_state)
     cache_root = resolve_cache_dir(cache_dir)
-    path = _cache_file(cache_root, spec.name, cache_key(params))
-    if path.is_file():
-        arrays, info = load_json_npz(path)
+    key = cache_key(params)
+    path = _cache_file(cache_root, spec.name, key)
+    entry = load_entry(path, key)
+    if entry is not None:
+        (arrays, info), hit = entry, True
         X, y = arrays["X"], arrays["y"]
-        hit = True
     else:
         X, y, info = _prepare(spec, params, cache_root=cache_root, mirror=mirror)
-        save_json_npz(path, info, X=X, y=y)
+        save_entry(path, key, info, X=X, y=y)
         hit = False
     info["cache"] = {"file": str(path), "hit": hit}
     bin_counts = np.bincount(y, minlength=int(y.max()) + 1)

@@ -94,7 +94,8 @@ class DatasetSpec:
 
 _UCI_LEGACY = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 _UCI_DATASETS = "https://raw.githubusercontent.com/treforevans/uci_datasets/master/uci_datasets"
-_AMAZON_2014 = "http://snap.stanford.edu/data/amazon/productGraph/categoryFiles"
+# SNAP serves the same files over https; plain http stays as the second address.
+_AMAZON_2014 = "snap.stanford.edu/data/amazon/productGraph/categoryFiles"
 
 
 def _amazon_2014(name, category, n_reviews, *, paper=False):
@@ -108,7 +109,7 @@ def _amazon_2014(name, category, n_reviews, *, paper=False):
             "reviews, rating 1..5 (landing page http://jmcauley.ucsd.edu/data/amazon/)"
         ),
         fname=fname,
-        urls=(f"{_AMAZON_2014}/{fname}",),
+        urls=(f"https://{_AMAZON_2014}/{fname}", f"http://{_AMAZON_2014}/{fname}"),
         reader=parsers.read_amazon_reviews,
         shape=(n_reviews, None),
         notes="text = reviewText only (summary not used); label = overall; "

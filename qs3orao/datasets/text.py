@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cache import load_json_npz, save_json_npz
+from .cache import load_entry, save_entry
 
 TFIDF_PARAMS = {"lowercase": True, "sublinear_tf": False, "min_df": 1, "norm": "l2"}
 SVD_ALGORITHM = "randomized"
@@ -30,8 +30,10 @@ def tfidf_matrix(texts, *, cache_file=None):
     """
     from scipy import sparse
 
-    if cache_file is not None and Path(cache_file).is_file():
-        arrays, _ = load_json_npz(cache_file)
+    key = None if cache_file is None else Path(cache_file).stem
+    entry = None if cache_file is None else load_entry(cache_file, key)
+    if entry is not None:
+        arrays, _ = entry
         matrix = sparse.csr_matrix(
             (arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"])
         )
@@ -43,8 +45,9 @@ def tfidf_matrix(texts, *, cache_file=None):
     matrix = vectorizer.fit_transform(texts).tocsr()
     vocabulary = vectorizer.get_feature_names_out().astype(str)
     if cache_file is not None:
-        save_json_npz(
+        save_entry(
             cache_file,
+            key,
             {"tfidf_params": TFIDF_PARAMS},
             data=matrix.data,
             indices=matrix.indices,
