@@ -1,11 +1,12 @@
-"""Ordinal ranking metrics: the mean split-wise AUC and the concordance index."""
+"""Ordinal metrics: the mean split-wise AUC and the concordance index (rankings);
+mean absolute error and accuracy (predicted labels)."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy.stats import rankdata
 
-__all__ = ["binary_auc", "ordinal_auc", "c_index"]
+__all__ = ["binary_auc", "ordinal_auc", "c_index", "mean_absolute_error", "accuracy"]
 
 
 def binary_auc(is_positive, scores):
@@ -109,3 +110,53 @@ def c_index(y_true, scores):
         concordant += below.sum() + 0.5 * tied.sum()
     n_pairs = (counts.sum() ** 2 - (counts ** 2).sum()) / 2
     return float(concordant / n_pairs)
+
+
+def _label_pair(y_true, y_pred):
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    if y_true.ndim != 1 or y_true.shape != y_pred.shape:
+        raise ValueError(f"y_true and y_pred must be 1-d of the same length, got shapes {y_true.shape} and {y_pred.shape}")
+    if y_true.size == 0:
+        raise ValueError("y_true and y_pred are empty")
+    return y_true, y_pred
+
+
+def mean_absolute_error(y_true, y_pred):
+    """Mean of ``|y_true - y_pred|`` over the rows: how many levels a predicted label is off, on average.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of int, shape (n,)
+        Ordinal labels on the same integer scale.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> mean_absolute_error([0, 1, 2, 4], [0, 2, 2, 1])
+    1.0
+    """
+    y_true, y_pred = _label_pair(y_true, y_pred)
+    return float(np.mean(np.abs(y_true.astype(np.float64) - y_pred.astype(np.float64))))
+
+
+def accuracy(y_true, y_pred):
+    """Fraction of rows whose predicted label equals the true one.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like, shape (n,)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> accuracy([0, 1, 2, 4], [0, 2, 2, 1])
+    0.5
+    """
+    y_true, y_pred = _label_pair(y_true, y_pred)
+    return float(np.mean(y_true == y_pred))

@@ -15,11 +15,13 @@ class FileServer:
 
     ``truncate`` holds paths whose body is cut in half while the header
     announces the full length; ``fail_first`` holds paths that answer 503
-    to their first request.
+    to their first request; ``no_length`` holds paths served without a
+    ``Content-Length`` header (the body ends when the connection closes, so
+    a short body looks complete to the client).
     """
 
     def __init__(self):
-        self.files, self.truncate, self.fail_first = {}, set(), set()
+        self.files, self.truncate, self.fail_first, self.no_length = {}, set(), set(), set()
         self.requests = []
         server = self
 
@@ -35,6 +37,11 @@ class FileServer:
                     self.send_error(503)
                     return
                 self.send_response(200)
+                if self.path in server.no_length:
+                    self.end_headers()
+                    self.wfile.write(body)
+                    self.close_connection = True
+                    return
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 if self.path in server.truncate:

@@ -113,6 +113,10 @@ def fit_and_score(smk, record, log):
     scores = unlabeled_scores(estimator, X, labeled, fit_on_all)
     record["predict_time"] = time.perf_counter() - start
     auc, n_splits = unlabeled_auc(split.y_true[~labeled], scores, record["n_classes"])
+    from qs3orao.metrics import accuracy, mean_absolute_error
+    predicted = estimator.predict(X[~labeled])  # labels from the fitted thresholds
+    record.update(mae=mean_absolute_error(split.y_true[~labeled], predicted),
+                  accuracy=accuracy(split.y_true[~labeled], predicted))
     record.update(auc=auc, auc_splits=n_splits, status="ok", reason="")
     log.info("auc %.6f, fit %.2f s", auc, record["fit_time"])
 
@@ -150,6 +154,8 @@ def main(smk):
         "memory_budget_mb": smk.params.memory_budget_mb,
         "auc": None,
         "auc_splits": None,
+        "mae": None,
+        "accuracy": None,
         "fit_time": None,
         "predict_time": None,
         "memory_estimate_mb": None,
