@@ -194,3 +194,16 @@ def test_partial_mirror_file_reports_the_rows_it_holds(monkeypatch, cache_dir, t
     (mirror / spec.fname).write_bytes(_csv(250, 4))
     data = load_ordinal(spec.name, cache_dir=cache_dir, mirror=mirror)
     assert (data.info["n_rows"], data.info["n_rows_documented"]) == (250, 434_874)
+
+
+# --- bit for bit: the review embedding does not depend on the thread count ----------------------------
+
+def test_review_features_are_the_same_bits_whatever_the_thread_count(tmp_path):
+    from threadpoolctl import threadpool_limits
+
+    loaded = {}
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads):
+            loaded[threads] = load_ordinal("synthetic_reviews", n_samples=2000, n_components=100,
+                                           cache_dir=tmp_path / str(threads)).X
+    np.testing.assert_array_equal(loaded[1], loaded[2])
