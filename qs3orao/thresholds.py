@@ -53,7 +53,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import expit
 
 __all__ = ["SURROGATES", "THRESHOLD_LOSSES", "ORDINAL_LOGISTIC", "threshold_loss", "ordinal_logistic_loss",
@@ -166,8 +165,8 @@ def _margin_signs(codes, n_thresholds):
     return np.where(codes[:, None] > np.arange(n_thresholds)[None, :], 1.0, -1.0)
 
 
-def ordinal_logistic_loss(params, z, codes, n_classes, alpha=SCALE_RIDGE):
-    """Objective and gradient of the all-threshold ordinal logistic model on a 1-d score.
+def ordinal_logistic_loss(params, z, codes, n_classes, alpha=SCALE_RIDGE, *, hessian=False):
+    """Objective, gradient (and Hessian) of the all-threshold ordinal logistic model on a 1-d score.
 
     Parameters
     ----------
@@ -179,19 +178,49 @@ def ordinal_logistic_loss(params, z, codes, n_classes, alpha=SCALE_RIDGE):
     n_classes : int
     alpha : float
         Ridge on ``s``.
+    hessian : bool
+        Also return the ``(k, k)`` Hessian.
 
     Returns
     -------
     value : float
     gradient : ndarray of shape (k,)
+    hessian : ndarray of shape (k, k), if ``hessian``
     """
     s, theta = params[0], params[1:]
     sigma = _margin_signs(codes, n_classes - 1)
     margins = sigma * (s * z[:, None] - theta[None, :])
     weight = -sigma * expit(-margins)  # d loss / d (s z - theta)
-    value = np.logaddexp(0.0, -margins).sum() + 0.5 * alpha * s * s
+    value = float(np.logaddexp(0.0, -margins).sum() + 0.5 * alpha * s * s)
     gradient = np.concatenate([[(weight * z[:, None]).sum() + alpha * s], -weight.sum(axis=0)])
-    return float(value), gradient
+    if not hessian:
+        return value, gradient
+    curvature = expit(margins) * expit(-margins)  # d^2 loss / d (s z - theta)^2
+    H = np.diag(np.concatenate([[(curvature * z[:, None] ** 2).sum() + alpha], curvature.sum(axis=0)]))
+    H[0, 1:] = H[1:, 0] = -(curvature * z[:, None]).sum(axis=0)
+    return value, gradient, H
+
+
+def _newton(fun, start, *, max_iter=200, tol=1e-12):
+    """Minimise a smooth strictly convex ``fun(x) -> (value, gradient, hessian)`` by damped Newton steps."""
+    x = start
+    value, gradient, H = fun(x)
+    for _ in range(max_iter):
+        step = np.linalg.solve(H, -gradient)
+        decrement = -gradient @ step
+        if decrement <= tol * max(1.0, abs(value)):
+            return x
+        t = 1.0
+        while t > 1e-12:
+            trial = x + t * step
+            trial_value, trial_gradient, trial_H = fun(trial)
+            if trial_value <= value - 0.25 * t * decrement:
+                break
+            t *= 0.5
+        else:
+            return x  # no decrease left at rounding level: x is the minimiser to working precision
+        x, value, gradient, H = trial, trial_value, trial_gradient, trial_H
+    raise RuntimeError(f"the ordinal logistic threshold fit did not converge in {max_iter} Newton steps")
 
 
 def _fit_ordinal_logistic(scores, codes, n_classes):
@@ -205,16 +234,12 @@ def _fit_ordinal_logistic(scores, codes, n_classes):
     counts = np.bincount(codes, minlength=n_classes)
     # Start from the scale 1 and the cut-points at the class-count quantiles of z.
     start = np.concatenate([[1.0], np.quantile(z, np.cumsum(counts)[:-1] / counts.sum())])
-    bounds = [(0.0, None)] + [(None, None)] * (n_classes - 1)
-    result = minimize(ordinal_logistic_loss, start, args=(z, codes, n_classes), jac=True, method="L-BFGS-B",
-                      bounds=bounds, options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 10_000})
-    s, theta = result.x[0], result.x[1:]
-    if not result.success:
-        raise RuntimeError(f"the ordinal logistic threshold fit did not converge: {result.message}")
-    if not s > 1e-12:
-        warnings.warn("the labeled scores are not increasing with the class (fitted scale s = 0 in the "
-                      "ordinal logistic threshold fit): every row is predicted as the class the cut-points "
-                      "alone favour", RuntimeWarning, stacklevel=3)
+    solution = _newton(lambda x: ordinal_logistic_loss(x, z, codes, n_classes, hessian=True), start)
+    s, theta = solution[0], solution[1:]
+    if not s > 0:
+        warnings.warn(f"the labeled scores decrease with the class (fitted scale s = {s:.3g} < 0 in the ordinal "
+                      "logistic threshold fit): every row is predicted as the class the cut-points alone "
+                      "favour", RuntimeWarning, stacklevel=3)
         return np.where(theta < 0, -np.inf, np.inf)
     return np.maximum.accumulate(centre + spread * theta / s)
 

@@ -193,7 +193,7 @@ def test_ordinal_logistic_handles_perfectly_ordered_and_constant_scores():
     np.testing.assert_array_equal(assign_classes(np.array([0.0, 0.1, 1.0, 1.1, 2.0, 2.1]), b), codes)
     with pytest.warns(RuntimeWarning, match="no ordinal information"):
         fit_thresholds(np.full(6, 0.3), codes, 3)
-    with pytest.warns(RuntimeWarning, match="not increasing"):
+    with pytest.warns(RuntimeWarning, match="decrease with the class"):
         reversed_b = fit_thresholds(-np.array([0.0, 0.1, 1.0, 1.1, 2.0, 2.1]), codes, 3)
     assert np.unique(assign_classes(np.linspace(-3, 3, 7), reversed_b)).size == 1
 
@@ -212,3 +212,18 @@ def test_label_metrics_agree_with_scikit_learn():
     assert accuracy(truth, predicted) == pytest.approx(skm.accuracy_score(truth, predicted))
     with pytest.raises(ValueError, match="same length"):
         accuracy(truth, predicted[:-1])
+
+
+def test_ordinal_logistic_gradient_and_hessian_match_finite_differences():
+    from scipy.optimize import approx_fprime, check_grad
+
+    from qs3orao.thresholds import ordinal_logistic_loss
+
+    rng = np.random.default_rng(4)
+    codes, z = rng.integers(0, 4, 80), rng.normal(size=80)
+    point = rng.normal(size=4)
+    assert check_grad(lambda p: ordinal_logistic_loss(p, z, codes, 4)[0],
+                      lambda p: ordinal_logistic_loss(p, z, codes, 4)[1], point) < 1e-5
+    numeric = np.array([approx_fprime(point, lambda p: ordinal_logistic_loss(p, z, codes, 4)[1][i], 1e-7)
+                        for i in range(4)])
+    np.testing.assert_allclose(ordinal_logistic_loss(point, z, codes, 4, hessian=True)[2], numeric, atol=1e-4)
