@@ -144,6 +144,8 @@ def test_end_to_end_produces_the_table_and_figures(tiny_run):
     assert set(table["status"]) <= set(tables.STATUSES)
     ok = table[table["status"] == "ok"]
     assert ok["auc"].between(0, 1).all() and (ok["fit_time"] > 0).all()
+    # Labels predicted from the thresholds, scored on the unlabeled rows (issue 14).
+    assert ok["accuracy"].between(0, 1).all() and (ok["mae"] >= 0).all() and (ok["accuracy"] > 0).any()
     # 16 MiB stops M-PNU-AUC at 900 unlabeled rows (the memory-budget line of Figure 2); QS3ORAO goes on
     big = table[table["size"] == "900"].set_index("method")["status"]
     assert big["m-pnu-auc"] == "out_of_memory_budget" and big["qs3orao"] == "ok"
