@@ -12,7 +12,7 @@ features, or a whitened Nystrom basis of ``D`` landmarks), then minimise
 
 exactly.  With the squared pairwise loss this is one ``D x D`` linear system
 built from per-class feature sums and second moments
-(:func:`baselines._quadratic.solve_feature_space`): O(n D^2 + D^3) time and
+(:func:`qs3orao.quadratic.solve_feature_space`): O(n D^2 + D^3) time and
 O(n d + D^2) memory, with no pairwise loop.  ``||w||^2`` is the RKHS norm of
 ``f`` in both maps, so the problem is QS3ORAO's, restricted to the span of
 ``phi``; with every training row as a Nystrom landmark it is the exact ``f*``.
@@ -25,13 +25,15 @@ import warnings
 import numpy as np
 from scipy import linalg
 
-from qs3orao._validation import UNLABELED, check_positive, check_semisupervised
+from qs3orao.validation import UNLABELED, check_positive, check_semisupervised
 from qs3orao.kernels import fourier_features, frequency_block, gaussian_kernel, resolve_seed
 from qs3orao.thresholds import fit_thresholds
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
-from ._common import OrdinalScorer, check_threshold_loss, in_chunks, shared_predict
-from ._quadratic import GroupMoments, ordinal_risk, solve_feature_space
+from qs3orao.base import OrdinalEstimator
+
+from ._common import check_threshold_loss, in_chunks
+from qs3orao.quadratic import GroupMoments, ordinal_pairwise_risk, solve_feature_space
 
 __all__ = ["RFFAUC", "NystromAUC", "NYSTROM_RCOND"]
 
@@ -39,7 +41,7 @@ __all__ = ["RFFAUC", "NystromAUC", "NYSTROM_RCOND"]
 NYSTROM_RCOND = 1e-10
 
 
-class _FeatureSpaceAUC(OrdinalScorer):
+class _FeatureSpaceAUC(OrdinalEstimator):
     """Shared fit of :class:`RFFAUC` and :class:`NystromAUC`; subclasses build the map."""
 
     _name = None
@@ -83,7 +85,7 @@ class _FeatureSpaceAUC(OrdinalScorer):
         self._build_map(X)
         features = self._features
         n_out = self.n_components_
-        self.risk_ = ordinal_risk(self.classes_.size, self.tradeoff_)
+        self.risk_ = ordinal_pairwise_risk(self.classes_.size, self.tradeoff_)
         self.coef_ = solve_feature_space(GroupMoments.accumulate(features, X, codes, n_out, self.risk_),
                                          self.risk_, self.lam)
         self.train_scores_ = in_chunks(features, X, n_out, self.coef_)
@@ -94,8 +96,11 @@ class _FeatureSpaceAUC(OrdinalScorer):
         self.n_features_in_ = X.shape[1]
         return self
 
-    def transform(self, X):
-        """The feature map ``phi(X)``, shape ``(n_samples, n_components_)``."""
+    def feature_map(self, X):
+        """The fitted feature map ``phi(X)``, shape ``(n_samples, n_components_)``.
+
+        Not ``transform``: the estimator is a ranker, not a scikit-learn transformer.
+        """
         return self._features(self._check_X(X))
 
     def decision_function(self, X):
@@ -107,10 +112,6 @@ class _FeatureSpaceAUC(OrdinalScorer):
         """
         X = self._check_X(X)
         return in_chunks(self._features, X, self.n_components_, self.coef_)
-
-    def predict(self, X):
-        """Ordinal labels from the thresholds."""
-        return shared_predict(self, X)
 
 
 class RFFAUC(_FeatureSpaceAUC):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from qs3orao._validation import UNLABELED, check_features, check_labels, ordinal_classes
+from qs3orao.validation import UNLABELED, check_features, check_labels, ordinal_classes
 from qs3orao.metrics import binary_auc
 
 from .registry import TuningGrid, make_method, tuning_grid

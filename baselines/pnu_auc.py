@@ -6,12 +6,12 @@ import warnings
 
 import numpy as np
 
-from qs3orao._validation import UNLABELED, check_positive, check_semisupervised
+from qs3orao.validation import UNLABELED, check_positive, check_semisupervised
 from qs3orao.kernels import resolve_seed
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
 from ._common import SplitwiseModel, check_split_values, check_threshold_loss, in_chunks, kernel_map
-from ._quadratic import GroupMoments, pnu_risk, solve_feature_space
+from qs3orao.quadratic import GroupMoments, pnu_risk, solve_feature_space
 from .prior import split_priors
 
 __all__ = ["MPNUAUC", "PRIOR_RANGE"]
@@ -32,7 +32,7 @@ class MPNUAUC(SplitwiseModel):
 
     where ``R_PNU`` combines the PN risk with the prior-corrected PU risk
     (``eta >= 0``) or NU risk (``eta < 0``), see
-    :func:`baselines._quadratic.pnu_risk`.  As in the original code
+    :func:`qs3orao.quadratic.pnu_risk`.  As in the original code
     (``PNU_AUC_SL.m``) the model is linear in Gaussian basis functions with an
     ``l2`` penalty on the coefficients (not the RKHS norm) and the risk's
     pairwise means come from per-set feature means and second moments, so each

@@ -15,7 +15,7 @@ def codes_of(model, y):
 def test_gradient_in_feature_space_vanishes(problem, cls):
     X, y, _ = problem
     model = cls(n_components=60, gamma=2.0, lam=0.05, tradeoff=[0.3, 0.9], random_state=0).fit(X, y)
-    Phi = model.transform(X)
+    Phi = model.feature_map(X)
     _, grad_F = model.risk_.value(Phi @ model.coef_, codes_of(model, y))
     assert np.abs(Phi.T @ grad_F + model.lam * model.coef_).max() < 1e-10
     np.testing.assert_allclose(model.train_scores_, model.decision_function(X), atol=1e-12)

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import QS3ORAO
 from ._reference import reference_decision_function, reference_fit
-from ._validation import check_semisupervised
+from .validation import check_semisupervised
 from .datasets.generated import make_latent_regression
 from .engine import _accumulate, _Rows, group_plan, memory_plan, resolve_n_jobs, train
 from .kernels import frequency_block

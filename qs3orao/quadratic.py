@@ -32,13 +32,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from qs3orao._validation import UNLABELED
-from qs3orao.objective import pair_risk
-
-from ._budget import chunk_rows
+from .chunking import chunk_rows
+from .objective import pair_risk
+from .validation import UNLABELED
 
 __all__ = ["PairTerm", "PairwiseRisk", "QuadraticForm", "GroupMoments", "split_groups", "samult_risk",
-           "pnu_risk", "ordinal_risk", "solve_feature_space", "solve_kernel_expansion", "rows_in"]
+           "pnu_risk", "ordinal_pairwise_risk", "solve_feature_space", "solve_kernel_expansion", "rows_in"]
 
 
 def rows_in(codes, atoms):
@@ -186,7 +185,7 @@ def pnu_risk(j, n_classes, eta, prior):
     return PairwiseRisk(tuple(terms))
 
 
-def ordinal_risk(n_classes, tradeoff):
+def ordinal_pairwise_risk(n_classes, tradeoff):
     """The paper's ``R_mu = mean_j R^j_PNU`` for one shared function (equals :func:`qs3orao.objective.ordinal_risk`)."""
     total = PairwiseRisk(())
     for j, weight in enumerate(tradeoff):
