@@ -48,14 +48,14 @@ def split_aucs(y, scores, classes):
     return aucs
 
 
-def cross_validate_params(name, X, y, grid=None, *, n_splits=5, random_state=0, fixed_params=None):
+def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, fixed_params=None):
     """Staged cross-validated search of the paper's hyperparameters for method ``name``.
 
     Folds are stratified over the labeled rows; every unlabeled row stays in
     every training set and held-out rows are left out of training entirely.
     The score is the ordinal AUC (mean split-wise AUC) on the held-out rows.
 
-    Stages (cost in candidates, each costing ``n_splits`` fits):
+    Stages (cost in candidates, each costing ``n_folds`` fits):
 
     1. the product of ``grid.grid`` at ``split_default`` (49 for the paper's grid);
     2. the shared split weight over ``split_values`` at the best stage-1 pair (11, or 21 for ``eta``);
@@ -74,7 +74,8 @@ def cross_validate_params(name, X, y, grid=None, *, n_splits=5, random_state=0, 
         Ordinal labels, ``-1`` for unlabeled rows.
     grid : TuningGrid, optional
         Default :func:`baselines.registry.tuning_grid` ``(name)``.
-    n_splits : int, default=5
+    n_folds : int, default=5
+        Cross-validation folds.
     random_state : int, default=0
         Seed of the fold assignment.
     fixed_params : dict, optional
@@ -97,7 +98,7 @@ def cross_validate_params(name, X, y, grid=None, *, n_splits=5, random_state=0, 
     classes = ordinal_classes(y)
     labeled = np.flatnonzero(y != UNLABELED)
     unlabeled = np.flatnonzero(y == UNLABELED)
-    folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=random_state).split(labeled, y[labeled]))
+    folds = list(StratifiedKFold(n_folds, shuffle=True, random_state=random_state).split(labeled, y[labeled]))
     fixed = dict(fixed_params or {}, classes=classes)
     table, cache = [], {}
 

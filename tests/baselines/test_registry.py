@@ -36,7 +36,7 @@ def small_grid(split_param, separable):
 
 def test_separable_search_reads_each_split_from_the_shared_stage(make_problem):
     X, y, _ = make_problem(n=200, n_labeled=90)
-    result = cross_validate_params("m-samult", X, y, small_grid("tradeoff", True), n_splits=3)
+    result = cross_validate_params("m-samult", X, y, small_grid("tradeoff", True), n_folds=3)
     best_gamma = result.best_params["gamma"]
     shared = [r for r in result.table if r["gamma"] == best_gamma and np.ndim(r["tradeoff"]) == 0]
     assert len(shared) == 3 and len(result.table) <= 2 + 2 + 1
@@ -48,7 +48,7 @@ def test_separable_search_reads_each_split_from_the_shared_stage(make_problem):
 
 def test_coordinate_search_for_a_shared_function(make_problem):
     X, y, _ = make_problem(n=200, n_labeled=90)
-    result = cross_validate_params("rff-auc", X, y, small_grid("tradeoff", False), n_splits=3,
+    result = cross_validate_params("rff-auc", X, y, small_grid("tradeoff", False), n_folds=3,
                                    fixed_params={"n_components": 40, "random_state": 0})
     assert len(result.best_params["tradeoff"]) == 2
     assert result.best_score == max(r["cv_auc"] for r in result.table)
@@ -64,5 +64,5 @@ def test_unlabeled_rows_stay_in_training_and_held_out_rows_leave(make_problem, m
         return original(self, X_train, y_train)
 
     monkeypatch.setattr(MSAMULT, "fit", spy)
-    cross_validate_params("m-samult", X, y, TuningGrid({"gamma": (1.0,), "lam": (1.0,)}), n_splits=3)
+    cross_validate_params("m-samult", X, y, TuningGrid({"gamma": (1.0,), "lam": (1.0,)}), n_folds=3)
     assert seen == [(100, 60)] * 3

@@ -1,16 +1,11 @@
 """Configuration checks, the study's design (datasets x methods x trials x sizes) and target lists."""
 
-import sys
-from pathlib import Path
+from baselines.registry import METHODS as METHOD_REGISTRY
+from baselines.registry import make_method
+from qs3orao.datasets import DATASETS, get_spec, resolve_mirror
+from qs3study.configuration import method_config, method_spec
+from qs3study.design import ALL, size_token
 
-sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
-
-import bench  # noqa: E402
-from baselines.registry import make_method  # noqa: E402
-from qs3orao.datasets import DATASETS, get_spec, resolve_mirror  # noqa: E402
-
-SCRIPTS = Path(workflow.basedir) / "workflow" / "scripts"
-REPORT = Path(workflow.basedir) / "workflow" / "report"
 RESULTS = "results"
 FIGURES = "figures"
 LOGS = "logs"
@@ -30,13 +25,16 @@ def _check_semantics(config):
     for label, method in config["methods"].items():
         if not label.replace("-", "").replace("_", "").isalnum():
             _fail(f"methods.{label}", "labels may contain letters, digits, '-' and '_' only")
+        if method["method"] not in METHOD_REGISTRY:
+            _fail(f"methods.{label}.method", f"unknown method {method['method']!r}; registered: "
+                                             f"{', '.join(METHOD_REGISTRY)}")
         # Dataset-level parameters may not apply to every method, but a method's own must.
         accepted = make_method(method["method"]).get_params()
-        unknown = sorted(set(method.get("params") or {}) - set(accepted))
+        unknown = sorted(set(method["params"]) - set(accepted))
         if unknown:
             _fail(f"methods.{label}.params", f"{unknown} are not parameters of {method['method']!r}; "
                                              f"it takes {', '.join(sorted(accepted))}")
-    select = config.get("select", "all")
+    select = config["select"]
     if isinstance(select, list):
         for name in select:
             if name not in config["datasets"]:
@@ -45,7 +43,7 @@ def _check_semantics(config):
     for name in sweep if isinstance(sweep, list) else []:
         if name not in config["datasets"]:
             _fail("sweep.datasets", f"{name!r} is not a key of 'datasets'")
-    reference = config["protocol"].get("reference", "qs3orao")
+    reference = config["protocol"]["reference"]
     if reference not in config["methods"]:
         _fail("protocol.reference", f"{reference!r} is not a key of 'methods'")
 
@@ -59,11 +57,11 @@ def _in_mirror(name, mirror):
 
 
 def _selected(config):
-    select = config.get("select", "all")
+    select = config["select"]
     if select == "all":
         return list(config["datasets"])
     if select == "available":
-        mirror = resolve_mirror(config["data"].get("mirror"))
+        mirror = resolve_mirror(config["data"]["mirror"])
         return [name for name in config["datasets"] if _in_mirror(name, mirror)]
     return list(select)
 
@@ -86,20 +84,20 @@ wildcard_constraints:
 
 
 def dataset_options(dataset):
-    """Loading options of a dataset, with schema defaults."""
-    return dict(config["datasets"][dataset] or {})
+    """Options of a dataset (``datasets.<name>``, schema defaults filled in)."""
+    return config["datasets"][dataset]
 
 
 def comparison_size(dataset):
-    """Size token of the AUC comparison on ``dataset``."""
-    return bench.size_token(dataset_options(dataset).get("n_unlabeled", PROTOCOL["n_unlabeled"]))
+    """Size token of the AUC comparison on ``dataset``: its own ``n_unlabeled``, else the protocol's."""
+    return size_token(dataset_options(dataset).get("n_unlabeled", PROTOCOL["n_unlabeled"]))
 
 
 def documented_rows(dataset):
     """Rows a dataset is known to have before loading it (None when unknown)."""
     spec = get_spec(dataset)
     options = dataset_options(dataset)
-    if options.get("n_samples"):
+    if options["n_samples"]:
         return options["n_samples"]
     if spec.default_n_samples:
         return spec.default_n_samples
@@ -118,8 +116,8 @@ def design():
         rows = documented_rows(dataset)
         if dataset in SWEEP_DATASETS:
             for size in SWEEP["n_unlabeled"]:
-                token = bench.size_token(size)
-                if token != bench.ALL and rows is not None and int(token) > rows - PROTOCOL["n_labeled"]:
+                token = size_token(size)
+                if token != ALL and rows is not None and int(token) > rows - PROTOCOL["n_labeled"]:
                     continue
                 sizes[token] = max(sizes.get(token, 0), SWEEP.get("trials", PROTOCOL["trials"]))
         for method in METHODS:
@@ -136,31 +134,25 @@ def expand_design(pattern):
 
 def tuned_params_input(wildcards):
     """The tuning result a training job needs, or nothing when the method has no grid."""
-    if bench.method_config(config, wildcards.method)["grid"] is None:
+    if method_config(config, wildcards.method)["grid"] is None:
         return []
-    return f"{RESULTS}/tuning/{wildcards.dataset}/{wildcards.method}/trial{wildcards.trial}.json"
+    return expand(rules.tune.output[0], dataset=wildcards.dataset, method=wildcards.method, trial=wildcards.trial)
 
 
 def download_input(wildcards):
     """The download stamp of a file-backed dataset (nothing for embedded data)."""
     if get_spec(wildcards.dataset).fname is None:
         return []
-    return f"{RESULTS}/downloads/{wildcards.dataset}.json"
+    return expand(rules.download.output[0], dataset=wildcards.dataset)
 
 
 def size_class(wildcards):
-    return dataset_options(wildcards.dataset).get("size_class", "small")
-
-
-_RESOURCE_DEFAULTS = {
-    "mem_mb": {"small": 2000, "medium": 8000, "large": 32000},
-    "runtime": {"small": 30, "medium": 240, "large": 1440},
-}
+    return dataset_options(wildcards.dataset)["size_class"]
 
 
 def resource_by_size(name, factor=1):
     """Resource function: ``config.resources[name][size_class]`` (minutes / MB) times ``factor``."""
-    table = {**_RESOURCE_DEFAULTS[name], **config.get("resources", {}).get(name, {})}
+    table = config["resources"][name]
 
     def _resource(wildcards, attempt=1):
         return int(table[size_class(wildcards)] * factor * attempt)
@@ -170,17 +162,5 @@ def resource_by_size(name, factor=1):
 
 def train_mem_mb(wildcards, attempt=1):
     """Memory of a training job: its dataset's size class, at least the memory budget plus 2 GB."""
-    budget = PROTOCOL.get("memory_budget_mb", 8192)
+    budget = PROTOCOL["memory_budget_mb"]
     return max(resource_by_size("mem_mb")(wildcards, attempt), int(budget + 2048))
-
-
-def figure_targets():
-    return [
-        f"{FIGURES}/fig2_time_vs_unlabeled.png",
-        f"{FIGURES}/fig2_time_vs_unlabeled.pdf",
-        f"{FIGURES}/fig3_auc_boxplot.png",
-        f"{FIGURES}/fig3_auc_boxplot.pdf",
-        f"{FIGURES}/auc_table.md",
-        f"{FIGURES}/auc_table.csv",
-        f"{FIGURES}/manifest.json",
-    ]

@@ -6,8 +6,8 @@ rule download:
     output:
         f"{RESULTS}/downloads/{{dataset}}.json",
     params:
-        cache_dir=config["data"].get("cache_dir", "resources"),
-        mirror=config["data"].get("mirror"),
+        cache_dir=config["data"]["cache_dir"],
+        mirror=config["data"]["mirror"],
     log:
         f"{LOGS}/download/{{dataset}}.log",
     resources:
@@ -27,9 +27,9 @@ rule prepare:
         info=f"{RESULTS}/data/{{dataset}}/info.json",
     params:
         options=lambda wildcards: dataset_options(wildcards.dataset),
-        cache_dir=config["data"].get("cache_dir", "resources"),
-        mirror=config["data"].get("mirror"),
-        seed=PROTOCOL.get("seed", 0),
+        cache_dir=config["data"]["cache_dir"],
+        mirror=config["data"]["mirror"],
+        seed=PROTOCOL["seed"],
     log:
         f"{LOGS}/prepare/{{dataset}}.log",
     benchmark:
