@@ -32,12 +32,13 @@ class OrdinalEstimator(BaseEstimator):
         X = check_features(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} "
-                             f"was fitted with {self.n_features_in_}")
+                             f"is expecting {self.n_features_in_} features as input")
         return X
 
     def predict(self, X):
         """Ordinal labels: ``classes_[#{j : f(x) > thresholds_[j]}]``."""
-        return self.classes_[assign_classes(self.decision_function(X), self.thresholds_)]
+        scores = self.decision_function(X)  # first, so that an unfitted model raises NotFittedError
+        return self.classes_[assign_classes(scores, self.thresholds_)]
 
     def score(self, X, y):
         """Ordinal AUC of ``decision_function`` on the labeled rows (``y != -1``).

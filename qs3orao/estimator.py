@@ -173,4 +173,5 @@ class QS3ORAO(OrdinalEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        return self._model.decision_function(self._check_X(X))
+        X = self._check_X(X)
+        return self._model.decision_function(X)

@@ -1,4 +1,4 @@
-"""Bad input gets the same errors as QS3ORAO; estimators follow the scikit-learn conventions."""
+"""Bad input gets the same errors as QS3ORAO (scikit-learn conventions: test_sklearn_conformance.py)."""
 
 import re
 
@@ -92,18 +92,3 @@ def test_bad_svorex_hyperparameters_are_named(params, kind, problem):
     X, y, _ = problem
     with pytest.raises(kind, match=next(iter(params))):
         SVOREX(**params).fit(X, y)
-
-
-@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
-def test_sklearn_conventions(estimator, problem):
-    X, y, _ = problem
-    params = estimator.get_params()
-    fresh = clone(estimator)
-    assert fresh.get_params() == params
-    with pytest.raises(Exception, match="not fitted"):
-        fresh.decision_function(X)
-    fresh.fit(X, y)
-    assert not hasattr(estimator, "classes_")
-    np.testing.assert_array_equal(fresh.classes_, [0, 1, 2])
-    with pytest.raises(ValueError, match="features"):
-        fresh.decision_function(np.hstack([X, X]))
