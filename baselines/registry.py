@@ -39,7 +39,7 @@ from .pnu_auc import MPNUAUC
 from .samult import MSAMULT
 from .svorex import SVOREX
 
-__all__ = ["METHODS", "PAPER_GRID", "TRADEOFF_GRID", "ETA_GRID", "TuningGrid", "Method", "register", "get_method",
+__all__ = ["METHODS", "PAPER_GRID", "TRADEOFF_GRID", "ETA_GRID", "TuningGrid", "Method", "register", "unregister", "get_method",
            "make_method", "tuning_grid"]
 
 #: ``2^-3 .. 2^3``, the paper's grid for lambda and the kernel parameter.
@@ -132,6 +132,12 @@ def register(method, *, replace=False):
                          f"{method.estimator.__name__}")
     _METHODS[method.name] = method
     return method
+
+
+def unregister(name):
+    """Remove method ``name`` from :data:`METHODS` (a method registered for one run or one test)."""
+    get_method(name)
+    del _METHODS[name]
 
 
 def get_method(name):

@@ -136,14 +136,14 @@ def tuned_params_input(wildcards):
     """The tuning result a training job needs, or nothing when the method has no grid."""
     if method_config(config, wildcards.method)["grid"] is None:
         return []
-    return expand(rules.tune.output[0], dataset=wildcards.dataset, method=wildcards.method, trial=wildcards.trial)
+    return expand(rules.tune.output[0], dataset=wildcards.dataset, method=wildcards.method, trial=wildcards.trial)[0]
 
 
 def download_input(wildcards):
     """The download stamp of a file-backed dataset (nothing for embedded data)."""
     if get_spec(wildcards.dataset).fname is None:
         return []
-    return expand(rules.download.output[0], dataset=wildcards.dataset)
+    return expand(rules.download.output[0], dataset=wildcards.dataset)[0]
 
 
 def size_class(wildcards):
