@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cache import cache_key, load_json_npz, resolve_cache_dir, save_json_npz
-from .download import fetch
 from .errors import UnevenBinsWarning
+from .local import fetch_source
 from .preprocess import (
     equal_frequency_bins,
     first_occurrence_mask,
@@ -59,7 +59,7 @@ def _read(spec, *, cache_dir, mirror, n_samples, random_state):
         return raw, {"generator": spec.description, "random_state": random_state}
     if spec.fname is None:
         return spec.reader(None), {"package": spec.description}
-    local = fetch(spec, cache_dir=cache_dir, mirror=mirror)
+    local = fetch_source(spec, cache_dir=cache_dir, mirror=mirror)
     return spec.reader(local.path), {
         "file": str(local.path),
         "sha256": local.sha256,
@@ -120,6 +120,8 @@ def _params(spec, n_bins, dedupe, n_components, n_samples, random_state):
     if n_samples is not None:
         n_samples = _integer(n_samples, "n_samples")
     params = {"dataset": spec.name, "dedupe": bool(dedupe), "n_samples": n_samples}
+    if spec.source_path is not None:  # a local file may change under the same name
+        params["sha256"] = spec.sha256
     if spec.output == "regression":
         params["n_bins"] = n_bins
     if spec.output == "reviews":
@@ -233,8 +235,9 @@ def load_ordinal(
 
     Parameters
     ----------
-    name : str
-        Key of :data:`~qs3orao.datasets.DATASETS`.
+    name : str or DatasetSpec
+        Key of :data:`~qs3orao.datasets.DATASETS`, or a spec (e.g. from
+        :func:`~qs3orao.datasets.local.local_spec`).
     n_bins : int, default=5
         Number of ordinal classes cut from a regression target (ignored for
         review and ordinal data, whose classes are given).

@@ -2,7 +2,10 @@
 
 from baselines.registry import METHODS as METHOD_REGISTRY
 from baselines.registry import make_method
-from qs3orao.datasets import DATASETS, get_spec, resolve_mirror
+import functools
+
+from qs3orao.datasets import DATASETS, resolve_mirror
+from qs3study.data import dataset_spec as configured_spec
 from qs3study.configuration import method_config, method_spec
 from qs3study.design import ALL, size_token
 
@@ -19,9 +22,10 @@ def _fail(key, message):
 
 def _check_semantics(config):
     """Cross-field checks that the JSON schema cannot express (names must resolve)."""
-    for name in config["datasets"]:
-        if name not in DATASETS:
-            _fail(f"datasets.{name}", f"unknown dataset; known: {', '.join(sorted(DATASETS))}")
+    for name, options in config["datasets"].items():
+        if name not in DATASETS and options.get("source") is None:
+            _fail(f"datasets.{name}", f"unknown dataset (known: {', '.join(sorted(DATASETS))}); "
+                                      f"give a source: to read a local file")
     for label, method in config["methods"].items():
         if not label.replace("-", "").replace("_", "").isalnum():
             _fail(f"methods.{label}", "labels may contain letters, digits, '-' and '_' only")
@@ -48,10 +52,22 @@ def _check_semantics(config):
         _fail("protocol.reference", f"{reference!r} is not a key of 'methods'")
 
 
+@functools.cache
+def dataset_spec(name):
+    """The configured dataset ``name`` (a local source's sha256 is computed once, here)."""
+    return configured_spec(name, config["datasets"][name])
+
+
+def source_sha256(wildcards):
+    """sha256 of a dataset's local source file (None for other datasets): a new file, a new plan."""
+    spec = dataset_spec(wildcards.dataset)
+    return spec.sha256 if spec.source_path is not None else None
+
+
 def _in_mirror(name, mirror):
-    """True when ``name`` needs no file, or the mirror holds its file."""
-    spec = get_spec(name)
-    if spec.fname is None:
+    """True when ``name`` needs no file, is a local source, or the mirror holds its file."""
+    spec = dataset_spec(name)
+    if spec.fname is None or spec.source_path is not None:
         return True
     return mirror is not None and any((mirror / rel).is_file() for rel in spec.mirror_candidates())
 
@@ -74,7 +90,7 @@ METHODS = list(config["methods"])
 PROTOCOL = config["protocol"]
 SWEEP = config["sweep"]
 SWEEP_DATASETS = [d for d in SELECTED if SWEEP["datasets"] == "all" or d in SWEEP["datasets"]]
-FILE_DATASETS = [d for d in SELECTED if get_spec(d).fname is not None]
+FILE_DATASETS = [d for d in SELECTED if dataset_spec(d).fname is not None]
 
 wildcard_constraints:
     dataset="[a-z0-9_]+",
@@ -95,7 +111,7 @@ def comparison_size(dataset):
 
 def documented_rows(dataset):
     """Rows a dataset is known to have before loading it (None when unknown)."""
-    spec = get_spec(dataset)
+    spec = dataset_spec(dataset)
     options = dataset_options(dataset)
     if options["n_samples"]:
         return options["n_samples"]
@@ -141,7 +157,7 @@ def tuned_params_input(wildcards):
 
 def download_input(wildcards):
     """The download stamp of a file-backed dataset (nothing for embedded data)."""
-    if get_spec(wildcards.dataset).fname is None:
+    if dataset_spec(wildcards.dataset).fname is None:
         return []
     return expand(rules.download.output[0], dataset=wildcards.dataset)[0]
 

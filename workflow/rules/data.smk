@@ -2,10 +2,14 @@
 
 
 rule download:
-    """Fetch one dataset's upstream file into the cache (or find it in the mirror) and checksum it."""
+    """Fetch one dataset's upstream file into the cache (or find it in the mirror, or copy its local source) and checksum it."""
+    input:
+        lambda wildcards: dataset_spec(wildcards.dataset).source_path or [],
     output:
         f"{RESULTS}/downloads/{{dataset}}.json",
     params:
+        options=lambda wildcards: dataset_options(wildcards.dataset),
+        sha256=source_sha256,
         cache_dir=config["data"]["cache_dir"],
         mirror=config["data"]["mirror"],
     log:
@@ -27,6 +31,7 @@ rule prepare:
         info=f"{RESULTS}/data/{{dataset}}/info.json",
     params:
         options=lambda wildcards: dataset_options(wildcards.dataset),
+        sha256=source_sha256,
         cache_dir=config["data"]["cache_dir"],
         mirror=config["data"]["mirror"],
         seed=PROTOCOL["seed"],
