@@ -58,7 +58,7 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
     Stages (cost in candidates, each costing ``n_folds`` fits):
 
     1. the product of ``grid.grid`` at ``split_default`` (49 for the paper's grid);
-    2. the shared split weight over ``split_values`` at the best stage-1 pair (11, or 21 for ``eta``);
+    2. the shared split weight over ``split_values`` at the best stage-1 pair (11, or 21 for ``pnu_mix``);
     3. per-split weights: if ``grid.separable`` (one model per split), split
        ``j``'s held-out AUC depends on weight ``j`` only, so the best value of
        each split is read from stage 2 and one candidate checks the combination;

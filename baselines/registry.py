@@ -39,7 +39,7 @@ from .pnu_auc import MPNUAUC
 from .samult import MSAMULT
 from .svorex import SVOREX
 
-__all__ = ["METHODS", "PAPER_GRID", "TRADEOFF_GRID", "ETA_GRID", "TuningGrid", "Method", "register", "unregister", "get_method",
+__all__ = ["METHODS", "PAPER_GRID", "TRADEOFF_GRID", "PNU_MIX_GRID", "TuningGrid", "Method", "register", "unregister", "get_method",
            "make_method", "tuning_grid"]
 
 #: ``2^-3 .. 2^3``, the paper's grid for lambda and the kernel parameter.
@@ -47,7 +47,7 @@ PAPER_GRID = tuple(float(v) for v in 2.0 ** np.arange(-3, 4))
 #: ``0, 0.1, ..., 1``, the paper's grid for the trade-off weights.
 TRADEOFF_GRID = tuple(float(v) for v in np.round(np.arange(11) / 10, 1))
 #: ``-1, -0.9, ..., 1``: PNU-AUC's combination weight (NU side negative, PU side positive), same step.
-ETA_GRID = tuple(float(v) for v in np.round(np.arange(-10, 11) / 10, 1))
+PNU_MIX_GRID = tuple(float(v) for v in np.round(np.arange(-10, 11) / 10, 1))
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class TuningGrid:
     grid : dict
         Parameter -> values, searched as a full product (stage 1).
     split_param : str or None
-        The per-split weight (``"tradeoff"`` or ``"eta"``), None if there is none.
+        The per-split weight (``"tradeoff"`` or ``"pnu_mix"``), None if there is none.
     split_values : tuple
         Its grid (stages 2 and 3).
     split_default : float
@@ -169,7 +169,7 @@ _KERNEL_GRID = {"gamma": PAPER_GRID, "lam": PAPER_GRID}
 for _entry in (
     Method("qs3orao", QS3ORAO, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "QS3ORAO",
            "quadruply stochastic functional gradients on labeled and unlabeled rows (the paper's method)"),
-    Method("m-pnu-auc", MPNUAUC, TuningGrid(_KERNEL_GRID, "eta", ETA_GRID, 0.0, separable=True), "M-PNU-AUC",
+    Method("m-pnu-auc", MPNUAUC, TuningGrid(_KERNEL_GRID, "pnu_mix", PNU_MIX_GRID, 0.0, separable=True), "M-PNU-AUC",
            "one exact PNU-AUC kernel model per split"),
     Method("m-samult", MSAMULT, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5, separable=True),
            "M-SAMULT", "one exact SAMULT kernel model per split"),

@@ -156,10 +156,10 @@ def samult_risk(j, n_classes, tradeoff):
     return PairwiseRisk(tuple(terms), -0.5 * (1.0 - tradeoff))
 
 
-def pnu_risk(j, n_classes, eta, prior):
+def pnu_risk(j, n_classes, pnu_mix, prior):
     r"""PNU-AUC risk of split ``j`` (Sakai, Niu and Sugiyama, 2018).
 
-    ``(1 - eta) R_PN + eta R_PU`` for ``eta >= 0`` and ``(1 + eta) R_PN - eta R_NU``
+    ``(1 - pnu_mix) R_PN + pnu_mix R_PU`` for ``pnu_mix >= 0`` and ``(1 + pnu_mix) R_PN - pnu_mix R_NU``
     otherwise, with the unbiased PU and NU estimates of the PN risk
 
     .. math::
@@ -174,12 +174,12 @@ def pnu_risk(j, n_classes, eta, prior):
     positive definite.
     """
     pos, neg = split_groups(j, n_classes)
-    weight = abs(eta)
+    weight = abs(pnu_mix)
     terms = [PairTerm(1.0 - weight, pos, neg)] if weight < 1 else []
-    if eta > 0:
+    if pnu_mix > 0:
         terms += [PairTerm(weight / (1.0 - prior), pos, (UNLABELED,)),
                   PairTerm(-weight * prior / (1.0 - prior), pos, pos)]
-    elif eta < 0:
+    elif pnu_mix < 0:
         terms += [PairTerm(weight / prior, (UNLABELED,), neg),
                   PairTerm(-weight * (1.0 - prior) / prior, neg, neg)]
     return PairwiseRisk(tuple(terms))

@@ -5,7 +5,7 @@ import pytest
 
 from baselines import MSAMULT
 from baselines.model_selection import cross_validate_params, split_aucs
-from baselines.registry import ETA_GRID, METHODS, PAPER_GRID, TRADEOFF_GRID, TuningGrid, make_method, tuning_grid
+from baselines.registry import PNU_MIX_GRID, METHODS, PAPER_GRID, TRADEOFF_GRID, TuningGrid, make_method, tuning_grid
 from qs3orao import QS3ORAO
 from qs3orao.metrics import ordinal_auc
 
@@ -15,9 +15,9 @@ def test_methods_and_grids():
     assert isinstance(make_method("qs3orao", n_iter=3), QS3ORAO)
     assert PAPER_GRID[0] == 2.0**-3 and PAPER_GRID[-1] == 2.0**3 and len(PAPER_GRID) == 7
     assert TRADEOFF_GRID == (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-    assert len(ETA_GRID) == 21
+    assert len(PNU_MIX_GRID) == 21
     assert set(tuning_grid("svorex").grid) == {"gamma", "C"}
-    assert tuning_grid("m-pnu-auc").split_param == "eta" and tuning_grid("m-pnu-auc").separable
+    assert tuning_grid("m-pnu-auc").split_param == "pnu_mix" and tuning_grid("m-pnu-auc").separable
     assert tuning_grid("m-samult").separable and not tuning_grid("qs3orao").separable
     with pytest.raises(ValueError, match="unknown method"):
         make_method("svm")
@@ -49,7 +49,7 @@ def test_separable_search_reads_each_split_from_the_shared_stage(make_problem):
 def test_coordinate_search_for_a_shared_function(make_problem):
     X, y, _ = make_problem(n=200, n_labeled=90)
     result = cross_validate_params("rff-auc", X, y, small_grid("tradeoff", False), n_folds=3,
-                                   fixed_params={"n_components": 40, "random_state": 0})
+                                   fixed_params={"n_random_features": 40, "random_state": 0})
     assert len(result.best_params["tradeoff"]) == 2
     assert result.best_score == max(r["cv_auc"] for r in result.table)
 

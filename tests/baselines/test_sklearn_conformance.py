@@ -2,9 +2,9 @@
 
 The checks fit on fully labeled ``y`` (no ``-1``). In a semi-supervised
 setting the methods refuse such data by design (a trade-off weight below one,
-or ``eta != 0``, needs unlabeled rows: an explicit ``ValueError``, tested in
+or ``pnu_mix != 0``, needs unlabeled rows: an explicit ``ValueError``, tested in
 test_validation.py), so every method is checked in its labeled-only setting (``tradeoff=1``,
-or ``eta=0`` for M-PNU-AUC), which runs the same code paths on the labeled rows.
+or ``pnu_mix=0`` for M-PNU-AUC), which runs the same code paths on the labeled rows.
 """
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -13,28 +13,19 @@ from baselines.registry import METHODS, make_method
 
 LABELED_ONLY = {
     "qs3orao": {"tradeoff": 1.0, "n_iter": 20, "n_components": 4, "random_state": 0},
-    "m-pnu-auc": {"eta": 0.0},
+    "m-pnu-auc": {"pnu_mix": 0.0},
     "m-samult": {"tradeoff": 1.0},
     "svorex": {},
-    "rff-auc": {"tradeoff": 1.0, "n_components": 20, "random_state": 0},
-    "nystrom-auc": {"tradeoff": 1.0, "n_components": 20, "random_state": 0},
+    "rff-auc": {"tradeoff": 1.0, "n_random_features": 20, "random_state": 0},
+    "nystrom-auc": {"tradeoff": 1.0, "n_landmarks": 20, "random_state": 0},
 }
 BUILT_IN = ("qs3orao", "m-pnu-auc", "m-samult", "svorex", "rff-auc", "nystrom-auc")
 
 ORDINAL_LABELS = ("labels are checked as ordinal integers: an object y is refused with 'y must hold integer "
                   "ordinal labels ..., got dtype object', not with scikit-learn's 'Unknown label type' wording")
-EVEN_FEATURES = ("the checks set n_components=1; RFF-AUC's feature count is even (the cos and sin of "
-                 "n_components / 2 frequencies) and an odd one is refused with a ValueError naming n_components")
-
-
 def expected_failures(estimator):
     """Check name -> reason, for the checks this estimator is known to fail."""
-    failures = {"check_dtype_object": ORDINAL_LABELS}
-    if type(estimator).__name__ == "RFFAUC":
-        failures.update(dict.fromkeys(["check_dont_overwrite_parameters", "check_methods_sample_order_invariance",
-                                       "check_methods_subset_invariance", "check_fit2d_1feature",
-                                       "check_fit2d_predict1d"], EVEN_FEATURES))
-    return failures
+    return {"check_dtype_object": ORDINAL_LABELS}
 
 
 def test_every_built_in_method_is_checked():
@@ -42,7 +33,7 @@ def test_every_built_in_method_is_checked():
 
 
 @parametrize_with_checks([make_method(name, **LABELED_ONLY[name]) for name in BUILT_IN],
-                         expected_failed_checks=expected_failures)
+                         expected_failed_checks=expected_failures, xfail_strict=True)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

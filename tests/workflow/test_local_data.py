@@ -92,7 +92,7 @@ def test_a_configuration_runs_a_local_csv_and_a_local_review_file(local_files, t
                        "params": {"gamma": 1.0}},
             "shop_reviews": {"source": {"path": str(local_files / "reviews.jsonl"), "format": "json-lines",
                                         "text": "body", "label": "stars"},
-                             "n_components": 20, "params": {"gamma": 0.5}},
+                             "n_svd_components": 20, "params": {"gamma": 0.5}},
         },
         "methods": {"qs3orao": {"method": "qs3orao", "params": {"n_iter": 50, "batch_size": 8, "lam": 0.1}}},
         "protocol": {"n_labeled": 60, "n_unlabeled": 100, "trials": 1},
