@@ -5,7 +5,8 @@ import pytest
 
 from baselines import MSAMULT
 from baselines.model_selection import cross_validate_params, split_aucs
-from baselines.registry import PNU_MIX_GRID, METHODS, PAPER_GRID, TRADEOFF_GRID, TuningGrid, make_method, tuning_grid
+from baselines.registry import (METHODS, PAPER_GRID, PNU_MIX_GRID, TRADEOFF_GRID, Method, TuningGrid, make_method,
+                                register, tuning_grid, unregister)
 from qs3orao import QS3ORAO
 from qs3orao.metrics import ordinal_auc
 
@@ -21,6 +22,22 @@ def test_methods_and_grids():
     assert tuning_grid("m-samult").separable and not tuning_grid("qs3orao").separable
     with pytest.raises(ValueError, match="unknown method"):
         make_method("svm")
+
+
+def test_registering_checks_the_entry():
+    entry = Method("samult-lite", MSAMULT, TuningGrid(), "lite", "M-SAMULT at lam = 4", params={"lam": 4.0})
+    register(entry)
+    try:
+        assert make_method("samult-lite").lam == 4.0 and make_method("samult-lite", lam=1.0).lam == 1.0
+        with pytest.raises(ValueError, match="already registered"):
+            register(entry)
+    finally:
+        unregister("samult-lite")
+    with pytest.raises(ValueError, match="lamda"):
+        register(Method("typo", MSAMULT, TuningGrid(), "typo", "", params={"lamda": 1.0}))
+    with pytest.raises(TypeError, match="Method"):
+        register(MSAMULT)
+    assert "typo" not in METHODS and "samult-lite" not in METHODS
 
 
 def test_split_aucs_average_to_the_ordinal_auc():

@@ -105,6 +105,9 @@ def test_mirror_dry_run_selects_from_the_command_line(tmp_path):
     (lambda c: c.update(unknown_key=1), "unknown_key"),
     (lambda c: c["protocol"].update(trials=0), "trials"),
     (lambda c: c["protocol"].update(n_unlabeled="everything"), "n_unlabeled"),
+    (lambda c: c["sweep"].update(datasets=[]), "datasets"),  # an empty sweep would leave Figure 2 without panels
+    (lambda c: c.update(resources={"mem_mb": {"small": 100}}), "medium"),
+    (lambda c: c["datasets"]["swd"].update(source={"path": "x.csv", "format": "csv"}), "source"),
 ])
 def test_schema_rejects_a_malformed_configuration_naming_the_key(change, key):
     from snakemake.exceptions import WorkflowError
