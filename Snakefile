@@ -38,5 +38,6 @@ rule all:
     """The study: results table, figures, AUC table and manifest."""
     input:
         rules.aggregate.output,
-        figure_targets(),
+        rules.manifest.input.figures,
+        rules.manifest.output,
     default_target: True

@@ -12,12 +12,12 @@ from __future__ import annotations
 import numbers
 import os
 
+from qs3orao.chunking import FLOAT_BYTES, chunk_bytes, chunk_rows
+
 __all__ = ["MemoryBudgetExceeded", "DEFAULT_FRACTION", "available_memory", "resolve_budget", "check_budget",
            "chunk_rows", "chunk_bytes", "FLOAT_BYTES"]
 
-FLOAT_BYTES = 8
 DEFAULT_FRACTION = 0.5
-_CHUNK_BYTES = 16 * 2**20
 
 
 class MemoryBudgetExceeded(MemoryError):
@@ -75,13 +75,3 @@ def check_budget(what, estimate_bytes, memory_budget):
     if estimate_bytes > budget:
         raise MemoryBudgetExceeded(what, estimate_bytes, budget)
     return int(estimate_bytes)
-
-
-def chunk_rows(row_floats):
-    """Rows per chunk so that a chunk of ``row_floats`` float64 per row takes about 16 MiB."""
-    return max(1, _CHUNK_BYTES // (FLOAT_BYTES * max(1, int(row_floats))))
-
-
-def chunk_bytes(n_rows, row_floats, copies=3):
-    """Bytes of ``copies`` simultaneous row-chunk buffers (a distance block, its kernel, a product)."""
-    return copies * FLOAT_BYTES * min(int(n_rows), chunk_rows(row_floats)) * int(row_floats)

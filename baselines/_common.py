@@ -1,20 +1,17 @@
-"""What every estimator of the package shares: input checks, scoring, per-split thresholds."""
+"""What the baselines share beyond :class:`qs3orao.base.OrdinalEstimator`: parameter checks, kernel maps, per-split models."""
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
-from qs3orao._validation import UNLABELED, check_features
+from qs3orao.base import OrdinalEstimator
 from qs3orao.kernels import gaussian_kernel
-from qs3orao.metrics import ordinal_auc
-from qs3orao.thresholds import assign_classes, check_threshold_loss, fit_thresholds
+from qs3orao.thresholds import check_threshold_loss, fit_thresholds
+from qs3orao.validation import UNLABELED
 
 from ._budget import chunk_rows
 
-__all__ = ["OrdinalScorer", "SplitwiseModel", "check_threshold_loss", "check_split_values", "kernel_map",
-           "in_chunks", "shared_predict"]
+__all__ = ["SplitwiseModel", "check_threshold_loss", "check_split_values", "kernel_map", "in_chunks"]
 
 
 def check_split_values(values, n_splits, name, low, high, *, open_ends=False):
@@ -45,29 +42,7 @@ def in_chunks(features, X, n_outputs, coef):
     return out
 
 
-class OrdinalScorer(BaseEstimator):
-    """``score`` (ordinal AUC on labeled rows) and the input check of ``decision_function``."""
-
-    def _check_X(self, X):
-        check_is_fitted(self, "classes_")
-        X = check_features(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} "
-                             f"was fitted with {self.n_features_in_}")
-        return X
-
-    def score(self, X, y):
-        """Ordinal AUC of ``decision_function`` on the labeled rows (``y != -1``).
-
-        With one score column per split (M-PNU-AUC, M-SAMULT), split ``j`` is
-        ranked by its own column.
-        """
-        y = np.asarray(y)
-        labeled = y != UNLABELED
-        return ordinal_auc(y[labeled], self.decision_function(np.asarray(X)[labeled]), classes=self.classes_)
-
-
-class SplitwiseModel(OrdinalScorer):
+class SplitwiseModel(OrdinalEstimator):
     """Shared tail of M-PNU-AUC and M-SAMULT: one function ``f_j`` per split ``j``.
 
     ``decision_function`` returns the ``k - 1`` columns ``f_j(x)``.  The
@@ -99,8 +74,3 @@ class SplitwiseModel(OrdinalScorer):
         passed = (self.decision_function(X) > self.thresholds_).sum(axis=1)
         return self.classes_[passed]
 
-
-def shared_predict(estimator, X):
-    """Ordinal labels of a one-function model from its ordered thresholds."""
-    scores = estimator.decision_function(X)  # checks that the estimator is fitted
-    return estimator.classes_[assign_classes(scores, estimator.thresholds_)]

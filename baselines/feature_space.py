@@ -12,7 +12,7 @@ features, or a whitened Nystrom basis of ``D`` landmarks), then minimise
 
 exactly.  With the squared pairwise loss this is one ``D x D`` linear system
 built from per-class feature sums and second moments
-(:func:`baselines._quadratic.solve_feature_space`): O(n D^2 + D^3) time and
+(:func:`qs3orao.quadratic.solve_feature_space`): O(n D^2 + D^3) time and
 O(n d + D^2) memory, with no pairwise loop.  ``||w||^2`` is the RKHS norm of
 ``f`` in both maps, so the problem is QS3ORAO's, restricted to the span of
 ``phi``; with every training row as a Nystrom landmark it is the exact ``f*``.
@@ -25,13 +25,15 @@ import warnings
 import numpy as np
 from scipy import linalg
 
-from qs3orao._validation import UNLABELED, check_positive, check_semisupervised
+from qs3orao.validation import UNLABELED, check_positive, check_semisupervised
 from qs3orao.kernels import fourier_features, frequency_block, gaussian_kernel, resolve_seed
 from qs3orao.thresholds import fit_thresholds
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
-from ._common import OrdinalScorer, check_threshold_loss, in_chunks, shared_predict
-from ._quadratic import GroupMoments, ordinal_risk, solve_feature_space
+from qs3orao.base import OrdinalEstimator
+
+from ._common import check_threshold_loss, in_chunks
+from qs3orao.quadratic import GroupMoments, ordinal_pairwise_risk, solve_feature_space
 
 __all__ = ["RFFAUC", "NystromAUC", "NYSTROM_RCOND"]
 
@@ -39,15 +41,15 @@ __all__ = ["RFFAUC", "NystromAUC", "NYSTROM_RCOND"]
 NYSTROM_RCOND = 1e-10
 
 
-class _FeatureSpaceAUC(OrdinalScorer):
+class _FeatureSpaceAUC(OrdinalEstimator):
     """Shared fit of :class:`RFFAUC` and :class:`NystromAUC`; subclasses build the map."""
 
     _name = None
     _chunk_copies = None
+    _size_param = None  # the parameter that sets the map's width D
 
-    def __init__(self, *, n_components=512, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="ordinal_logistic",
-                 classes=None, random_state=None, memory_budget=None):
-        self.n_components = n_components
+    def _store(self, size, gamma, lam, tradeoff, threshold_loss, classes, random_state, memory_budget):
+        setattr(self, self._size_param, size)
         self.gamma = gamma
         self.lam = lam
         self.tradeoff = tradeoff
@@ -56,10 +58,17 @@ class _FeatureSpaceAUC(OrdinalScorer):
         self.random_state = random_state
         self.memory_budget = memory_budget
 
+    @property
+    def _size(self):
+        return getattr(self, self._size_param)
+
     @classmethod
-    def estimate_memory(cls, n_samples, n_features, n_classes, n_components):
-        """Bytes a fit allocates: the map, one weighted ``D x D`` moment (which becomes the system), chunks."""
-        D = cls._n_features_out(n_samples, n_components)
+    def estimate_memory(cls, n_samples, n_features, n_classes, size):
+        """Bytes a fit allocates: the map, one weighted ``D x D`` moment (which becomes the system), chunks.
+
+        ``size`` is the map's requested width (``n_random_features`` or ``n_landmarks``).
+        """
+        D = cls._n_features_out(n_samples, size)
         return (cls._map_bytes(n_features, D) + GroupMoments.nbytes(1, n_classes + 1, D)
                 + FLOAT_BYTES * (2 * n_samples) + chunk_bytes(n_samples, D, copies=cls._chunk_copies))
 
@@ -70,7 +79,7 @@ class _FeatureSpaceAUC(OrdinalScorer):
         -------
         self
         """
-        check_positive(self.n_components, "n_components", integer=True)
+        check_positive(self._size, self._size_param, integer=True)
         check_positive(self.gamma, "gamma")
         check_positive(self.lam, "lam")
         check_threshold_loss(self.threshold_loss)
@@ -78,12 +87,12 @@ class _FeatureSpaceAUC(OrdinalScorer):
             X, y, tradeoff=self.tradeoff, classes=self.classes)
         self._check_components(X.shape[0])
         self.memory_estimate_ = check_budget(
-            self._name, self.estimate_memory(*X.shape, self.classes_.size, self.n_components), self.memory_budget)
+            self._name, self.estimate_memory(*X.shape, self.classes_.size, self._size), self.memory_budget)
         self.seed_ = resolve_seed(self.random_state)
         self._build_map(X)
         features = self._features
-        n_out = self.n_components_
-        self.risk_ = ordinal_risk(self.classes_.size, self.tradeoff_)
+        n_out = self.n_map_features_
+        self.risk_ = ordinal_pairwise_risk(self.classes_.size, self.tradeoff_)
         self.coef_ = solve_feature_space(GroupMoments.accumulate(features, X, codes, n_out, self.risk_),
                                          self.risk_, self.lam)
         self.train_scores_ = in_chunks(features, X, n_out, self.coef_)
@@ -94,8 +103,11 @@ class _FeatureSpaceAUC(OrdinalScorer):
         self.n_features_in_ = X.shape[1]
         return self
 
-    def transform(self, X):
-        """The feature map ``phi(X)``, shape ``(n_samples, n_components_)``."""
+    def feature_map(self, X):
+        """The fitted feature map ``phi(X)``, shape ``(n_samples, n_map_features_)``.
+
+        Not ``transform``: the estimator is a ranker, not a scikit-learn transformer.
+        """
         return self._features(self._check_X(X))
 
     def decision_function(self, X):
@@ -106,11 +118,7 @@ class _FeatureSpaceAUC(OrdinalScorer):
         ndarray of shape (n_samples,)
         """
         X = self._check_X(X)
-        return in_chunks(self._features, X, self.n_components_, self.coef_)
-
-    def predict(self, X):
-        """Ordinal labels from the thresholds."""
-        return shared_predict(self, X)
+        return in_chunks(self._features, X, self.n_map_features_, self.coef_)
 
 
 class RFFAUC(_FeatureSpaceAUC):
@@ -125,8 +133,8 @@ class RFFAUC(_FeatureSpaceAUC):
 
     Parameters
     ----------
-    n_components : int, default=512
-        Number of features ``D`` (even).
+    n_random_features : int, default=512
+        Number of features ``D`` (even: the cos and sin of ``D / 2`` frequencies).
     gamma, lam, tradeoff, threshold_loss, classes :
         As in :class:`qs3orao.QS3ORAO`.
     random_state : int, numpy Generator or None
@@ -140,30 +148,36 @@ class RFFAUC(_FeatureSpaceAUC):
         As in :class:`qs3orao.QS3ORAO`.
     omega_ : ndarray of shape (D / 2, n_features)
     coef_ : ndarray of shape (D,)
-    n_components_ : int
+    n_map_features_ : int
+        ``D``.
     seed_ : int
     memory_estimate_ : int
     """
 
     _name = "RFF-AUC"
     _chunk_copies = 3  # projection, its cos and sin, their concatenation
+    _size_param = "n_random_features"
+
+    def __init__(self, *, n_random_features=512, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="ordinal_logistic",
+                 classes=None, random_state=None, memory_budget=None):
+        self._store(n_random_features, gamma, lam, tradeoff, threshold_loss, classes, random_state, memory_budget)
 
     @staticmethod
-    def _n_features_out(n_samples, n_components):
-        return n_components
+    def _n_features_out(n_samples, size):
+        return size
 
     @staticmethod
     def _map_bytes(n_features, D):
         return FLOAT_BYTES * (D // 2) * n_features
 
     def _check_components(self, n_samples):
-        if self.n_components % 2:
-            raise ValueError(f"n_components must be even (cos and sin of n_components / 2 frequencies), "
-                             f"got {self.n_components}")
+        if self.n_random_features % 2:
+            raise ValueError(f"n_random_features must be even (cos and sin of n_random_features / 2 "
+                             f"frequencies), got {self.n_random_features}")
 
     def _build_map(self, X):
-        self.omega_ = frequency_block(self.seed_, 0, self.n_components // 2, X.shape[1], self.gamma)
-        self.n_components_ = self.n_components
+        self.omega_ = frequency_block(self.seed_, 0, self.n_random_features // 2, X.shape[1], self.gamma)
+        self.n_map_features_ = self.n_random_features
 
     def _features(self, X):
         return fourier_features(X, self.omega_)
@@ -183,7 +197,7 @@ class NystromAUC(_FeatureSpaceAUC):
 
     Parameters
     ----------
-    n_components : int, default=512
+    n_landmarks : int, default=512
         Number of landmarks ``D``; capped at the number of training rows, with a warning.
     gamma, lam, tradeoff, threshold_loss, classes :
         As in :class:`qs3orao.QS3ORAO`.
@@ -199,7 +213,7 @@ class NystromAUC(_FeatureSpaceAUC):
     landmarks_ : ndarray of shape (D, n_features)
     whitening_ : ndarray of shape (D, rank)
     coef_ : ndarray of shape (rank,)
-    n_components_ : int
+    n_map_features_ : int
         The rank kept by the whitening.
     seed_ : int
     memory_estimate_ : int
@@ -207,10 +221,15 @@ class NystromAUC(_FeatureSpaceAUC):
 
     _name = "Nystrom-AUC"
     _chunk_copies = 2  # kernel block and its whitened product
+    _size_param = "n_landmarks"
+
+    def __init__(self, *, n_landmarks=512, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="ordinal_logistic",
+                 classes=None, random_state=None, memory_budget=None):
+        self._store(n_landmarks, gamma, lam, tradeoff, threshold_loss, classes, random_state, memory_budget)
 
     @staticmethod
-    def _n_features_out(n_samples, n_components):
-        return min(n_components, n_samples)
+    def _n_features_out(n_samples, size):
+        return min(size, n_samples)
 
     @staticmethod
     def _map_bytes(n_features, D):
@@ -218,12 +237,12 @@ class NystromAUC(_FeatureSpaceAUC):
         return FLOAT_BYTES * (D * n_features + D * D + D)
 
     def _check_components(self, n_samples):
-        if self.n_components > n_samples:
-            warnings.warn(f"n_components={self.n_components} exceeds the {n_samples} training rows; "
+        if self.n_landmarks > n_samples:
+            warnings.warn(f"n_landmarks={self.n_landmarks} exceeds the {n_samples} training rows; "
                           f"using every row as a landmark", UserWarning, stacklevel=3)
 
     def _build_map(self, X):
-        D = min(self.n_components, X.shape[0])
+        D = min(self.n_landmarks, X.shape[0])
         rng = np.random.default_rng(self.seed_)
         self.landmarks_ = X[np.sort(rng.choice(X.shape[0], D, replace=False))]
         K = gaussian_kernel(self.landmarks_, gamma=self.gamma)
@@ -233,7 +252,7 @@ class NystromAUC(_FeatureSpaceAUC):
         first = np.searchsorted(eigenvalues, NYSTROM_RCOND * eigenvalues[-1], side="right")
         self.whitening_ = vectors[:, first:]
         self.whitening_ /= np.sqrt(eigenvalues[first:])
-        self.n_components_ = D - int(first)
+        self.n_map_features_ = D - int(first)
 
     def _features(self, X):
         return gaussian_kernel(X, self.landmarks_, gamma=self.gamma) @ self.whitening_

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from qs3orao._validation import UNLABELED, check_features, check_labels, ordinal_classes
+from qs3orao.validation import UNLABELED, check_features, check_labels, ordinal_classes
 from qs3orao.metrics import binary_auc
 
 from .registry import TuningGrid, make_method, tuning_grid
@@ -48,17 +48,17 @@ def split_aucs(y, scores, classes):
     return aucs
 
 
-def cross_validate_params(name, X, y, grid=None, *, n_splits=5, random_state=0, fixed_params=None):
+def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, fixed_params=None):
     """Staged cross-validated search of the paper's hyperparameters for method ``name``.
 
     Folds are stratified over the labeled rows; every unlabeled row stays in
     every training set and held-out rows are left out of training entirely.
     The score is the ordinal AUC (mean split-wise AUC) on the held-out rows.
 
-    Stages (cost in candidates, each costing ``n_splits`` fits):
+    Stages (cost in candidates, each costing ``n_folds`` fits):
 
     1. the product of ``grid.grid`` at ``split_default`` (49 for the paper's grid);
-    2. the shared split weight over ``split_values`` at the best stage-1 pair (11, or 21 for ``eta``);
+    2. the shared split weight over ``split_values`` at the best stage-1 pair (11, or 21 for ``pnu_mix``);
     3. per-split weights: if ``grid.separable`` (one model per split), split
        ``j``'s held-out AUC depends on weight ``j`` only, so the best value of
        each split is read from stage 2 and one candidate checks the combination;
@@ -74,7 +74,8 @@ def cross_validate_params(name, X, y, grid=None, *, n_splits=5, random_state=0, 
         Ordinal labels, ``-1`` for unlabeled rows.
     grid : TuningGrid, optional
         Default :func:`baselines.registry.tuning_grid` ``(name)``.
-    n_splits : int, default=5
+    n_folds : int, default=5
+        Cross-validation folds.
     random_state : int, default=0
         Seed of the fold assignment.
     fixed_params : dict, optional
@@ -97,8 +98,10 @@ def cross_validate_params(name, X, y, grid=None, *, n_splits=5, random_state=0, 
     classes = ordinal_classes(y)
     labeled = np.flatnonzero(y != UNLABELED)
     unlabeled = np.flatnonzero(y == UNLABELED)
-    folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=random_state).split(labeled, y[labeled]))
-    fixed = dict(fixed_params or {}, classes=classes)
+    folds = list(StratifiedKFold(n_folds, shuffle=True, random_state=random_state).split(labeled, y[labeled]))
+    fixed = dict(fixed_params or {})
+    if "classes" in make_method(name).get_params():  # a fold may miss a level; its model still knows them all
+        fixed["classes"] = classes
     table, cache = [], {}
 
     def evaluate(stage, params):

@@ -6,12 +6,12 @@ import warnings
 
 import numpy as np
 
-from qs3orao._validation import UNLABELED, check_positive, check_semisupervised
+from qs3orao.validation import UNLABELED, check_positive, check_semisupervised
 from qs3orao.kernels import resolve_seed
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
 from ._common import SplitwiseModel, check_split_values, check_threshold_loss, in_chunks, kernel_map
-from ._quadratic import GroupMoments, pnu_risk, solve_feature_space
+from qs3orao.quadratic import GroupMoments, pnu_risk, solve_feature_space
 from .prior import split_priors
 
 __all__ = ["MPNUAUC", "PRIOR_RANGE"]
@@ -27,12 +27,12 @@ class MPNUAUC(SplitwiseModel):
 
     .. math::
 
-        \frac{\lambda}{2}\|\alpha_j\|^2 + R^{\eta_j}_{PNU}(f_j), \qquad
+        \frac{\lambda}{2}\|\alpha_j\|^2 + R^{\mathrm{mix}_j}_{PNU}(f_j), \qquad
         f_j(x) = \sum_{c} \alpha_{j,c} \exp(-\gamma \|x - x_c\|^2),
 
     where ``R_PNU`` combines the PN risk with the prior-corrected PU risk
-    (``eta >= 0``) or NU risk (``eta < 0``), see
-    :func:`baselines._quadratic.pnu_risk`.  As in the original code
+    (``pnu_mix >= 0``) or NU risk (``pnu_mix < 0``), see
+    :func:`qs3orao.quadratic.pnu_risk`.  As in the original code
     (``PNU_AUC_SL.m``) the model is linear in Gaussian basis functions with an
     ``l2`` penalty on the coefficients (not the RKHS norm) and the risk's
     pairwise means come from per-set feature means and second moments, so each
@@ -45,9 +45,10 @@ class MPNUAUC(SplitwiseModel):
         Kernel parameter of ``exp(-gamma ||x - x'||^2)``.
     lam : float, default=1.0
         Weight ``lambda`` of ``lambda/2 ||alpha||^2``.
-    eta : float or array-like of shape (k - 1,), default=0.0
-        PN/PU (``eta > 0``) or PN/NU (``eta < 0``) combination weight in [-1, 1],
-        per split or shared; ``0`` is supervised PN-AUC.
+    pnu_mix : float or array-like of shape (k - 1,), default=0.0
+        PN/PU (``pnu_mix > 0``) or PN/NU (``pnu_mix < 0``) combination weight in [-1, 1],
+        per split or shared; ``0`` is supervised PN-AUC.  Sakai et al. call it ``eta``;
+        here ``eta`` is only the step size ``eta_t`` of QS3ORAO.
     priors : array-like of shape (k - 1,), optional
         Known ``P(class > j)`` among the unlabeled rows, in (0, 1).  By default
         they are estimated by energy-distance minimisation
@@ -73,7 +74,7 @@ class MPNUAUC(SplitwiseModel):
     coef_ : ndarray of shape (k - 1, b)
     priors_ : ndarray of shape (k - 1,)
         The priors used (NaN when no unlabeled rows were given).
-    eta_ : ndarray of shape (k - 1,)
+    pnu_mix_ : ndarray of shape (k - 1,)
     thresholds_ : ndarray of shape (k - 1,)
     train_scores_ : ndarray of shape (n_samples, k - 1)
     memory_estimate_ : int
@@ -81,11 +82,11 @@ class MPNUAUC(SplitwiseModel):
     n_features_in_ : int
     """
 
-    def __init__(self, *, gamma=1.0, lam=1.0, eta=0.0, priors=None, n_basis=None, threshold_loss="ordinal_logistic",
+    def __init__(self, *, gamma=1.0, lam=1.0, pnu_mix=0.0, priors=None, n_basis=None, threshold_loss="ordinal_logistic",
                  classes=None, random_state=None, memory_budget=None):
         self.gamma = gamma
         self.lam = lam
-        self.eta = eta
+        self.pnu_mix = pnu_mix
         self.priors = priors
         self.n_basis = n_basis
         self.threshold_loss = threshold_loss
@@ -136,11 +137,11 @@ class MPNUAUC(SplitwiseModel):
             check_positive(self.n_basis, "n_basis", integer=True)
         X, codes, self.classes_, _ = check_semisupervised(X, y, classes=self.classes)
         n_splits = self.classes_.size - 1
-        self.eta_ = check_split_values(self.eta, n_splits, "eta", -1.0, 1.0)
+        self.pnu_mix_ = check_split_values(self.pnu_mix, n_splits, "pnu_mix", -1.0, 1.0)
         has_unlabeled = bool(np.any(codes == UNLABELED))
-        if np.any(self.eta_ != 0) and not has_unlabeled:
-            raise ValueError("no unlabeled rows (y == -1) were given, but some eta is nonzero; "
-                             "use eta=0 for a purely supervised fit")
+        if np.any(self.pnu_mix_ != 0) and not has_unlabeled:
+            raise ValueError("no unlabeled rows (y == -1) were given, but some pnu_mix is nonzero; "
+                             "use pnu_mix=0 for a purely supervised fit")
         self.memory_estimate_ = check_budget(
             "M-PNU-AUC", self.estimate_memory(*X.shape, self.classes_.size, self.n_basis,
                                               int(np.sum(codes != UNLABELED))),
@@ -153,8 +154,8 @@ class MPNUAUC(SplitwiseModel):
             self.centres_ = X[np.sort(rng.choice(X.shape[0], min(self.n_basis, X.shape[0]), replace=False))]
         features = kernel_map(self.centres_, self.gamma)
         moments = GroupMoments.accumulate(features, X, codes, self.centres_.shape[0])
-        self.risks_ = [pnu_risk(j, n_splits + 1, eta, prior)
-                       for j, (eta, prior) in enumerate(zip(self.eta_, self.priors_))]
+        self.risks_ = [pnu_risk(j, n_splits + 1, pnu_mix, prior)
+                       for j, (pnu_mix, prior) in enumerate(zip(self.pnu_mix_, self.priors_))]
         self.coef_ = np.array([solve_feature_space(moments, risk, self.lam) for risk in self.risks_])
         del moments
         self.n_features_in_ = X.shape[1]

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from qs3orao._validation import UNLABELED, check_features
+from qs3orao.validation import UNLABELED, check_features
 
 from ._budget import chunk_rows
 

@@ -1,4 +1,12 @@
-"""Every method of the benchmark by name, and what the paper's protocol tunes for each.
+"""Every method of the benchmark: one :class:`Method` entry each, by name.
+
+An entry holds the class, the default parameters, the tuning grid, whether
+the method trains on the labeled rows only, and its label and caption; the
+configuration schema, tuning, training, tables and figures all read it.
+Adding a method is one :func:`register` call (see the README, "Adding a
+method").
+
+The paper's protocol tunes each method as follows.
 
 The paper tunes ``lambda`` and the kernel width on ``2^-3 .. 2^3`` and the
 ``k - 1`` trade-off weights on ``0, 0.1, ..., 1`` by 5-fold cross-validation.
@@ -20,6 +28,7 @@ every method (see :func:`baselines.model_selection.cross_validate_params`):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
@@ -30,23 +39,15 @@ from .pnu_auc import MPNUAUC
 from .samult import MSAMULT
 from .svorex import SVOREX
 
-__all__ = ["METHODS", "PAPER_GRID", "TRADEOFF_GRID", "ETA_GRID", "TuningGrid", "make_method", "tuning_grid"]
-
-METHODS = {
-    "qs3orao": QS3ORAO,
-    "m-pnu-auc": MPNUAUC,
-    "m-samult": MSAMULT,
-    "svorex": SVOREX,
-    "rff-auc": RFFAUC,
-    "nystrom-auc": NystromAUC,
-}
+__all__ = ["METHODS", "PAPER_GRID", "TRADEOFF_GRID", "PNU_MIX_GRID", "TuningGrid", "Method", "register", "unregister", "get_method",
+           "make_method", "tuning_grid"]
 
 #: ``2^-3 .. 2^3``, the paper's grid for lambda and the kernel parameter.
 PAPER_GRID = tuple(float(v) for v in 2.0 ** np.arange(-3, 4))
 #: ``0, 0.1, ..., 1``, the paper's grid for the trade-off weights.
 TRADEOFF_GRID = tuple(float(v) for v in np.round(np.arange(11) / 10, 1))
 #: ``-1, -0.9, ..., 1``: PNU-AUC's combination weight (NU side negative, PU side positive), same step.
-ETA_GRID = tuple(float(v) for v in np.round(np.arange(-10, 11) / 10, 1))
+PNU_MIX_GRID = tuple(float(v) for v in np.round(np.arange(-10, 11) / 10, 1))
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class TuningGrid:
     grid : dict
         Parameter -> values, searched as a full product (stage 1).
     split_param : str or None
-        The per-split weight (``"tradeoff"`` or ``"eta"``), None if there is none.
+        The per-split weight (``"tradeoff"`` or ``"pnu_mix"``), None if there is none.
     split_values : tuple
         Its grid (stages 2 and 3).
     split_default : float
@@ -74,27 +75,111 @@ class TuningGrid:
     separable: bool = False
 
 
+@dataclass(frozen=True)
+class Method:
+    """Everything the study needs to know about one method.
+
+    Attributes
+    ----------
+    name : str
+        The key in configurations (``methods.<label>.method``).
+    estimator : type
+        A scikit-learn style estimator class taking ``y == -1`` for unlabeled rows.
+    tuning : TuningGrid
+        The paper's search for this method (``grid: registry`` in a configuration).
+    label : str
+        Name shown in figures and tables.
+    caption : str
+        One sentence for figure captions.
+    params : mapping
+        Default parameters, over the class's own defaults and under everything a configuration sets.
+    labeled_only : bool
+        True when the method trains on the labeled rows only (it is still scored on the unlabeled ones).
+    """
+
+    name: str
+    estimator: type
+    tuning: TuningGrid
+    label: str
+    caption: str
+    params: dict = field(default_factory=dict)
+    labeled_only: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+
+_METHODS = {}
+#: Name -> :class:`Method`, read-only; :func:`register` adds to it.
+METHODS = MappingProxyType(_METHODS)
+
+
+def register(method, *, replace=False):
+    """Add ``method`` (a :class:`Method`) to :data:`METHODS` and return it.
+
+    Raises
+    ------
+    ValueError
+        If the name is taken (unless ``replace``) or a default parameter is not one of the class's.
+    """
+    if not isinstance(method, Method):
+        raise TypeError(f"method must be a Method, got {type(method).__name__}")
+    if method.name in _METHODS and not replace:
+        raise ValueError(f"method {method.name!r} is already registered")
+    unknown = sorted(set(method.params) - set(method.estimator().get_params()))
+    if unknown:
+        raise ValueError(f"default params {unknown} of {method.name!r} are not parameters of "
+                         f"{method.estimator.__name__}")
+    _METHODS[method.name] = method
+    return method
+
+
+def unregister(name):
+    """Remove method ``name`` from :data:`METHODS` (a method registered for one run or one test)."""
+    get_method(name)
+    del _METHODS[name]
+
+
+def get_method(name):
+    """The :class:`Method` registered under ``name``."""
+    try:
+        return _METHODS[name]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r}; expected one of {sorted(_METHODS)}") from None
+
+
 def make_method(name, **params):
-    """A fresh estimator of method ``name`` with ``params``.
+    """A fresh estimator of method ``name``: its registered defaults, updated by ``params``.
 
     Examples
     --------
     >>> make_method("m-samult", gamma=0.5).gamma
     0.5
     """
-    try:
-        cls = METHODS[name]
-    except KeyError:
-        raise ValueError(f"unknown method {name!r}; expected one of {sorted(METHODS)}") from None
-    return cls(**params)
+    method = get_method(name)
+    return method.estimator(**{**method.params, **params})
 
 
 def tuning_grid(name):
     """The :class:`TuningGrid` of method ``name`` (see the module docstring for the search)."""
-    make_method(name)
-    if name == "svorex":
-        return TuningGrid(grid={"gamma": PAPER_GRID, "C": PAPER_GRID})
-    grid = {"gamma": PAPER_GRID, "lam": PAPER_GRID}
-    if name == "m-pnu-auc":
-        return TuningGrid(grid, "eta", ETA_GRID, 0.0, separable=True)
-    return TuningGrid(grid, "tradeoff", TRADEOFF_GRID, 0.5, separable=name == "m-samult")
+    return get_method(name).tuning
+
+
+_KERNEL_GRID = {"gamma": PAPER_GRID, "lam": PAPER_GRID}
+for _entry in (
+    Method("qs3orao", QS3ORAO, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "QS3ORAO",
+           "quadruply stochastic functional gradients on labeled and unlabeled rows (the paper's method)"),
+    Method("m-pnu-auc", MPNUAUC, TuningGrid(_KERNEL_GRID, "pnu_mix", PNU_MIX_GRID, 0.0, separable=True), "M-PNU-AUC",
+           "one exact PNU-AUC kernel model per split"),
+    Method("m-samult", MSAMULT, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5, separable=True),
+           "M-SAMULT", "one exact SAMULT kernel model per split"),
+    Method("svorex", SVOREX, TuningGrid({"gamma": PAPER_GRID, "C": PAPER_GRID}), "SVOREX",
+           "support vector ordinal regression with explicit threshold constraints, on the labeled rows only",
+           labeled_only=True),
+    Method("rff-auc", RFFAUC, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "RFF-AUC",
+           "the QS3ORAO objective solved exactly on fixed random Fourier features"),
+    Method("nystrom-auc", NystromAUC, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "Nystroem-AUC",
+           "the QS3ORAO objective solved exactly on Nystroem features"),
+):
+    register(_entry)
+del _entry

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from qs3orao._validation import check_positive, check_semisupervised
+from qs3orao.validation import check_positive, check_semisupervised
 from qs3orao.kernels import gaussian_kernel
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes, chunk_rows
 from ._common import SplitwiseModel, check_threshold_loss
-from ._quadratic import samult_risk, solve_kernel_expansion
+from qs3orao.quadratic import samult_risk, solve_kernel_expansion
 
 __all__ = ["MSAMULT"]
 
@@ -28,7 +28,7 @@ class MSAMULT(SplitwiseModel):
     2018), with the squared pairwise loss.  Every training row is a kernel
     centre; the representer theorem turns each split into one ``n x n``
     linear system ``(H_j K + lam I) c_j = -g_j`` (see
-    :func:`baselines._quadratic.solve_kernel_expansion`): O(k n^3) time,
+    :func:`qs3orao.quadratic.solve_kernel_expansion`): O(k n^3) time,
     O(n^2) memory (the kernel and one system).  With two classes this is the
     paper's own objective, so it equals :func:`qs3orao.exact.exact_solution`.
 

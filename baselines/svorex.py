@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from qs3orao._validation import UNLABELED, check_positive, check_semisupervised
+from qs3orao.validation import UNLABELED, check_positive, check_semisupervised
 
 from ._budget import FLOAT_BYTES, check_budget
-from ._common import OrdinalScorer, in_chunks, kernel_map, shared_predict
+from qs3orao.base import OrdinalEstimator
+
+from ._common import in_chunks, kernel_map
 
 __all__ = ["SVOREX", "CHU_DIAGONAL_JITTER"]
 
@@ -16,7 +18,7 @@ __all__ = ["SVOREX", "CHU_DIAGONAL_JITTER"]
 CHU_DIAGONAL_JITTER = 1e-3
 
 
-class SVOREX(OrdinalScorer):
+class SVOREX(OrdinalEstimator):
     r"""Supervised support vector ordinal regression with explicit threshold constraints.
 
     Solves, on the labeled rows only (unlabeled rows are ignored),
@@ -117,7 +119,3 @@ class SVOREX(OrdinalScorer):
         """
         X = self._check_X(X)
         return in_chunks(kernel_map(self.X_fit_, self.gamma), X, self.X_fit_.shape[0], self.coef_) + self.bias_
-
-    def predict(self, X):
-        """Ordinal labels: ``classes_[#{j : f(x) > b_j}]``."""
-        return shared_predict(self, X)

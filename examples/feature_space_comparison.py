@@ -19,6 +19,7 @@ from qs3orao.metrics import ordinal_auc
 N_ITER, FREQUENCIES = 1000, 2
 EQUAL_D = 2 * N_ITER * FREQUENCIES
 EQUAL_TIME = {"rff-auc": 1024, "nystrom-auc": 512}
+WIDTH = {"rff-auc": "n_random_features", "nystrom-auc": "n_landmarks"}
 # (dataset, n_labeled, n_unlabeled or None for all, gamma, lam): the default configuration's values,
 # and the SGEMM mirror run's.
 SETTINGS = [("synthetic", 200, 2000, 1.0, 0.1), ("swd", 200, None, 0.5, 0.1), ("sgemm", 500, 5000, 1.0, 0.125)]
@@ -28,7 +29,7 @@ def runs(gamma, lam):
     yield "qs3orao", EQUAL_D, dict(n_iter=N_ITER, n_components=FREQUENCIES, gamma=gamma, lam=lam)
     for name, small in EQUAL_TIME.items():
         for D in (EQUAL_D, small):
-            yield name, D, dict(n_components=D, gamma=gamma, lam=lam)
+            yield name, D, {WIDTH[name]: D, "gamma": gamma, "lam": lam}
 
 
 def main():

@@ -5,21 +5,19 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
-from ._validation import UNLABELED, check_features, check_positive, check_semisupervised
+from .base import OrdinalEstimator
 from .engine import BLOCK_STORAGE, resolve_n_jobs, train
 from .kernels import resolve_seed
-from .metrics import ordinal_auc
-from .thresholds import ORDINAL_LOGISTIC, assign_classes, check_threshold_loss, fit_thresholds
+from .thresholds import ORDINAL_LOGISTIC, check_threshold_loss, fit_thresholds
+from .validation import UNLABELED, check_positive, check_semisupervised
 
 __all__ = ["QS3ORAO"]
 
 _DTYPES = {"float64": np.float64, "float32": np.float32}
 
 
-class QS3ORAO(BaseEstimator):
+class QS3ORAO(OrdinalEstimator):
     """Quadruply stochastic gradient semi-supervised ordinal regression AUC optimisation.
 
     Minimises ``lam/2 ||f||^2 + mean_j R^j_PNU(f)`` (the paper's Equation (10)
@@ -179,19 +177,5 @@ class QS3ORAO(BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        check_is_fitted(self, "coef_")
-        X = check_features(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but QS3ORAO was fitted with {self.n_features_in_}")
+        X = self._check_X(X)
         return self._model.decision_function(X)
-
-    def predict(self, X):
-        """Ordinal labels from the thresholds."""
-        scores = self.decision_function(X)
-        return self.classes_[assign_classes(scores, self.thresholds_)]
-
-    def score(self, X, y):
-        """Ordinal AUC of ``f`` on the labeled rows (``y != -1``)."""
-        y = np.asarray(y)
-        labeled = y != UNLABELED
-        return ordinal_auc(y[labeled], self.decision_function(np.asarray(X)[labeled]), classes=self.classes_)

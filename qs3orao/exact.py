@@ -9,8 +9,9 @@ theorem ``f* = sum_i c_i k(x_i, .)`` over every labeled and unlabeled training
 row.  ``R_mu`` is quadratic in the scores ``F = K c`` with constant Hessian
 ``H``, so the stationarity condition ``grad_F R(K c) + lam * c = 0`` (the
 functional gradient ``sum_i (dR/dF_i + lam c_i) k(x_i, .)`` vanishes) is the
-linear system ``(H K + lam I) c = -grad_F R(0)``: O(n^2) memory and O(n^3)
-time, for n up to a few thousand.  It is the reference of every convergence
+linear system ``(H K + lam I) c = -grad_F R(0)``, formed and solved by the
+general pairwise algebra of :mod:`qs3orao.quadratic`: O(n^2) memory and
+O(n^3) time, for n up to a few thousand.  It is the reference of every convergence
 check.
 """
 
@@ -20,9 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_features, check_positive, check_semisupervised
 from .kernels import gaussian_kernel
-from .objective import ordinal_risk, ordinal_risk_hessian
+from .objective import ordinal_risk
+from .quadratic import ordinal_pairwise_risk, solve_kernel_expansion
+from .validation import check_features, check_positive, check_semisupervised
 
 __all__ = ["ExactSolution", "exact_solution", "objective_value"]
 
@@ -80,11 +82,7 @@ def exact_solution(X, y, *, gamma, lam, tradeoff=1.0, classes=None):
     """
     check_positive(gamma, "gamma")
     check_positive(lam, "lam")
-    X, codes, _, weights = check_semisupervised(X, y, tradeoff=tradeoff, classes=classes)
+    X, codes, levels, weights = check_semisupervised(X, y, tradeoff=tradeoff, classes=classes)
     K = gaussian_kernel(X, gamma=gamma)
-    H = ordinal_risk_hessian(codes, weights)
-    _, grad_at_zero = ordinal_risk(np.zeros(X.shape[0]), codes, weights)
-    system = H @ K
-    system[np.diag_indices_from(system)] += lam
-    coef = np.linalg.solve(system, -grad_at_zero)
+    coef = solve_kernel_expansion(K, codes, ordinal_pairwise_risk(levels.size, weights), lam)
     return ExactSolution(X=X, coef=coef, gamma=gamma, lam=lam, codes=codes, tradeoff=weights, kernel=K)

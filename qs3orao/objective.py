@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import UNLABELED
+from .validation import UNLABELED
 
 __all__ = ["pair_risk", "split_risk", "ordinal_risk", "ordinal_risk_hessian", "split_members"]
 

@@ -20,6 +20,7 @@ from .errors import (
 )
 from .generated import make_latent_regression, make_review_corpus
 from .loaders import OrdinalData, load_ordinal, load_raw
+from .local import fetch_source, local_spec
 from .preprocess import equal_frequency_bins, first_occurrence_mask, minmax_scale_inplace
 from .registry import DATASETS, PAPER_DATASETS, DatasetSpec, get_spec
 from .splits import UNLABELED, Split, semisupervised_split
@@ -39,10 +40,12 @@ __all__ = [
     "UnevenBinsWarning",
     "equal_frequency_bins",
     "fetch",
+    "fetch_source",
     "first_occurrence_mask",
     "get_spec",
     "load_ordinal",
     "load_raw",
+    "local_spec",
     "make_latent_regression",
     "make_review_corpus",
     "minmax_scale_inplace",

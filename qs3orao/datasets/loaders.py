@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cache import cache_key, load_entry, resolve_cache_dir, save_entry
-from .download import fetch
 from .errors import UnevenBinsWarning
+from .local import fetch_source
 from .preprocess import (
     equal_frequency_bins,
     first_occurrence_mask,
@@ -59,7 +59,7 @@ def _read(spec, *, cache_dir, mirror, n_samples, random_state):
         return raw, {"generator": spec.description, "random_state": random_state}
     if spec.fname is None:
         return spec.reader(None), {"package": spec.description}
-    local = fetch(spec, cache_dir=cache_dir, mirror=mirror)
+    local = fetch_source(spec, cache_dir=cache_dir, mirror=mirror)
     return spec.reader(local.path), {
         "file": str(local.path),
         "sha256": local.sha256,
@@ -113,17 +113,19 @@ def _integer(value, argument):
         raise TypeError(f"{argument} must be an integer, got {value!r}") from None
 
 
-def _params(spec, n_bins, dedupe, n_components, n_samples, random_state):
+def _params(spec, n_bins, dedupe, n_svd_components, n_samples, random_state):
     """The parameters that determine the preprocessed arrays (and the cache key)."""
-    n_bins, n_components = _integer(n_bins, "n_bins"), _integer(n_components, "n_components")
+    n_bins, n_svd_components = _integer(n_bins, "n_bins"), _integer(n_svd_components, "n_svd_components")
     random_state = _integer(random_state, "random_state")
     if n_samples is not None:
         n_samples = _integer(n_samples, "n_samples")
     params = {"dataset": spec.name, "dedupe": bool(dedupe), "n_samples": n_samples}
+    if spec.source_path is not None:  # a local file may change under the same name
+        params["sha256"] = spec.sha256
     if spec.output == "regression":
         params["n_bins"] = n_bins
     if spec.output == "reviews":
-        params.update(n_components=n_components, tfidf=TFIDF_PARAMS)
+        params.update(n_svd_components=n_svd_components, tfidf=TFIDF_PARAMS)
     if spec.kind == "generated" or spec.output == "reviews" or n_samples is not None:
         params["random_state"] = random_state
     return params
@@ -170,18 +172,18 @@ def _prepare(spec, params, *, cache_root, mirror):
         info["bin_edges"] = edges.tolist()
         X = np.ascontiguousarray(features, dtype=np.float64)
     elif spec.output == "reviews":
-        tfidf_params = {key: value for key, value in params.items() if key != "n_components"}
+        tfidf_params = {key: value for key, value in params.items() if key != "n_svd_components"}
         tfidf_file = _cache_file(cache_root, spec.name, cache_key(tfidf_params), prefix="tfidf-")
         matrix, vocabulary, hit = tfidf_matrix(features, cache_file=tfidf_file)
         X, singular_values = svd_embedding(
-            matrix, params["n_components"], random_state=random_state, name=spec.name
+            matrix, params["n_svd_components"], random_state=random_state, name=spec.name
         )
         y, classes = ordinal_labels(target)
         info.update(
             classes=classes.tolist(),
             tfidf_vocabulary_size=int(vocabulary.size),
             tfidf_cache={"file": tfidf_file.name, "hit": hit},
-            n_components_used=int(X.shape[1]),
+            n_svd_components_used=int(X.shape[1]),
             svd_singular_values=singular_values.tolist(),
         )
     else:
@@ -219,7 +221,7 @@ def load_ordinal(
     *,
     n_bins=5,
     dedupe=False,
-    n_components=1000,
+    n_svd_components=1000,
     cache_dir=None,
     mirror=None,
     n_samples=None,
@@ -228,21 +230,22 @@ def load_ordinal(
     """Load a dataset preprocessed as in the paper, from the npz cache when possible.
 
     Regression targets are cut into ``n_bins`` equal-frequency bins; review
-    texts go through TF-IDF and truncated SVD to ``n_components`` columns,
+    texts go through TF-IDF and truncated SVD to ``n_svd_components`` columns,
     their 1..5 ratings becoming labels 0..4; bundled ordinal sets keep their
     classes. Features are then scaled to ``[0, 1]`` over the whole dataset
     ("normalized in advance", as the paper says).
 
     Parameters
     ----------
-    name : str
-        Key of :data:`~qs3orao.datasets.DATASETS`.
+    name : str or DatasetSpec
+        Key of :data:`~qs3orao.datasets.DATASETS`, or a spec (e.g. from
+        :func:`~qs3orao.datasets.local.local_spec`).
     n_bins : int, default=5
         Number of ordinal classes cut from a regression target (ignored for
         review and ordinal data, whose classes are given).
     dedupe : bool, default=False
         Drop exact duplicate rows (features and target) before anything else.
-    n_components : int, default=1000
+    n_svd_components : int, default=1000
         SVD width for review data (the paper's 1000); reduced with a warning
         when the corpus is too small.
     cache_dir : str or path-like, optional
@@ -280,7 +283,7 @@ def load_ordinal(
     """
     spec = get_spec(name)
     n_samples = _default_size(spec, n_samples)
-    params = _params(spec, n_bins, dedupe, n_components, n_samples, random_state)
+    params = _params(spec, n_bins, dedupe, n_svd_components, n_samples, random_state)
     cache_root = resolve_cache_dir(cache_dir)
     key = cache_key(params)
     path = _cache_file(cache_root, spec.name, key)

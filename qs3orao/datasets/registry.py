@@ -53,6 +53,9 @@ class DatasetSpec:
         Documented ``(rows, features)`` of the raw data (features ``None`` for text).
     notes : str
         Known peculiarities and protocol choices, copied into the provenance.
+    source_path : str or None
+        A local file named by configuration (:mod:`qs3orao.datasets.local`),
+        copied into the cache instead of downloaded.
     """
 
     name: str
@@ -69,6 +72,7 @@ class DatasetSpec:
     default_n_samples: Optional[int] = None
     shape: Optional[tuple] = None
     notes: str = ""
+    source_path: Optional[str] = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -340,7 +344,13 @@ PAPER_DATASETS = tuple(name for name, spec in DATASETS.items() if spec.paper)
 
 
 def get_spec(name):
-    """Return the registry entry called ``name`` (ValueError listing the names otherwise)."""
+    """Return the registry entry called ``name`` (ValueError listing the names otherwise).
+
+    A :class:`DatasetSpec` is returned as it is, so that loaders also take
+    specs that are not registered (local files, :mod:`qs3orao.datasets.local`).
+    """
+    if isinstance(name, DatasetSpec):
+        return name
     try:
         return DATASETS[name]
     except (KeyError, TypeError):

@@ -62,8 +62,8 @@ def tfidf_matrix(texts, *, cache_file=None):
     return matrix, vocabulary, False
 
 
-def svd_embedding(matrix, n_components, *, random_state=0, name="corpus"):
-    """Truncated SVD of a (TF-IDF) matrix to ``n_components`` columns.
+def svd_embedding(matrix, n_svd_components, *, random_state=0, name="corpus"):
+    """Truncated SVD of a (TF-IDF) matrix to ``n_svd_components`` columns.
 
     When the corpus is too small for the requested width, the width is reduced
     to ``min(n_rows, n_terms) - 1`` with a warning.  The SVD runs on
@@ -77,20 +77,20 @@ def svd_embedding(matrix, n_components, *, random_state=0, name="corpus"):
     """
     from sklearn.decomposition import TruncatedSVD
 
-    if int(n_components) != n_components or n_components < 1:
-        raise ValueError(f"n_components must be an integer >= 1, got {n_components!r}")
+    if int(n_svd_components) != n_svd_components or n_svd_components < 1:
+        raise ValueError(f"n_svd_components must be an integer >= 1, got {n_svd_components!r}")
     limit = min(matrix.shape) - 1
     if limit < 1:
         raise ValueError(f"{name}: a {matrix.shape} TF-IDF matrix has no SVD direction")
-    if n_components > limit:
+    if n_svd_components > limit:
         warnings.warn(
-            f"{name}: n_components={n_components} exceeds what a {matrix.shape[0]} x "
+            f"{name}: n_svd_components={n_svd_components} exceeds what a {matrix.shape[0]} x "
             f"{matrix.shape[1]} TF-IDF matrix supports; using {limit}",
             stacklevel=3,
         )
-        n_components = limit
+        n_svd_components = limit
     svd = TruncatedSVD(
-        n_components=int(n_components),
+        n_components=int(n_svd_components),
         algorithm=SVD_ALGORITHM,
         n_iter=SVD_N_ITER,
         random_state=random_state,

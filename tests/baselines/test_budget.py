@@ -9,11 +9,11 @@ from baselines import MPNUAUC, MSAMULT, SVOREX, MemoryBudgetExceeded, NystromAUC
 from baselines._budget import DEFAULT_FRACTION, available_memory, resolve_budget
 
 CASES = [
-    (MPNUAUC, dict(eta=0.3)),
-    (MPNUAUC, dict(eta=0.3, n_basis=300, random_state=0)),
+    (MPNUAUC, dict(pnu_mix=0.3)),
+    (MPNUAUC, dict(pnu_mix=0.3, n_basis=300, random_state=0)),
     (MSAMULT, dict()),
-    (RFFAUC, dict(n_components=600, random_state=0)),
-    (NystromAUC, dict(n_components=600, random_state=0)),
+    (RFFAUC, dict(n_random_features=600, random_state=0)),
+    (NystromAUC, dict(n_landmarks=600, random_state=0)),
 ]
 
 

@@ -5,7 +5,8 @@ import pytest
 
 from baselines import MSAMULT
 from baselines.model_selection import cross_validate_params, split_aucs
-from baselines.registry import ETA_GRID, METHODS, PAPER_GRID, TRADEOFF_GRID, TuningGrid, make_method, tuning_grid
+from baselines.registry import (METHODS, PAPER_GRID, PNU_MIX_GRID, TRADEOFF_GRID, Method, TuningGrid, make_method,
+                                register, tuning_grid, unregister)
 from qs3orao import QS3ORAO
 from qs3orao.metrics import ordinal_auc
 
@@ -15,12 +16,28 @@ def test_methods_and_grids():
     assert isinstance(make_method("qs3orao", n_iter=3), QS3ORAO)
     assert PAPER_GRID[0] == 2.0**-3 and PAPER_GRID[-1] == 2.0**3 and len(PAPER_GRID) == 7
     assert TRADEOFF_GRID == (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-    assert len(ETA_GRID) == 21
+    assert len(PNU_MIX_GRID) == 21
     assert set(tuning_grid("svorex").grid) == {"gamma", "C"}
-    assert tuning_grid("m-pnu-auc").split_param == "eta" and tuning_grid("m-pnu-auc").separable
+    assert tuning_grid("m-pnu-auc").split_param == "pnu_mix" and tuning_grid("m-pnu-auc").separable
     assert tuning_grid("m-samult").separable and not tuning_grid("qs3orao").separable
     with pytest.raises(ValueError, match="unknown method"):
         make_method("svm")
+
+
+def test_registering_checks_the_entry():
+    entry = Method("samult-lite", MSAMULT, TuningGrid(), "lite", "M-SAMULT at lam = 4", params={"lam": 4.0})
+    register(entry)
+    try:
+        assert make_method("samult-lite").lam == 4.0 and make_method("samult-lite", lam=1.0).lam == 1.0
+        with pytest.raises(ValueError, match="already registered"):
+            register(entry)
+    finally:
+        unregister("samult-lite")
+    with pytest.raises(ValueError, match="lamda"):
+        register(Method("typo", MSAMULT, TuningGrid(), "typo", "", params={"lamda": 1.0}))
+    with pytest.raises(TypeError, match="Method"):
+        register(MSAMULT)
+    assert "typo" not in METHODS and "samult-lite" not in METHODS
 
 
 def test_split_aucs_average_to_the_ordinal_auc():
@@ -36,7 +53,7 @@ def small_grid(split_param, separable):
 
 def test_separable_search_reads_each_split_from_the_shared_stage(make_problem):
     X, y, _ = make_problem(n=200, n_labeled=90)
-    result = cross_validate_params("m-samult", X, y, small_grid("tradeoff", True), n_splits=3)
+    result = cross_validate_params("m-samult", X, y, small_grid("tradeoff", True), n_folds=3)
     best_gamma = result.best_params["gamma"]
     shared = [r for r in result.table if r["gamma"] == best_gamma and np.ndim(r["tradeoff"]) == 0]
     assert len(shared) == 3 and len(result.table) <= 2 + 2 + 1
@@ -48,8 +65,8 @@ def test_separable_search_reads_each_split_from_the_shared_stage(make_problem):
 
 def test_coordinate_search_for_a_shared_function(make_problem):
     X, y, _ = make_problem(n=200, n_labeled=90)
-    result = cross_validate_params("rff-auc", X, y, small_grid("tradeoff", False), n_splits=3,
-                                   fixed_params={"n_components": 40, "random_state": 0})
+    result = cross_validate_params("rff-auc", X, y, small_grid("tradeoff", False), n_folds=3,
+                                   fixed_params={"n_random_features": 40, "random_state": 0})
     assert len(result.best_params["tradeoff"]) == 2
     assert result.best_score == max(r["cv_auc"] for r in result.table)
 
@@ -64,5 +81,5 @@ def test_unlabeled_rows_stay_in_training_and_held_out_rows_leave(make_problem, m
         return original(self, X_train, y_train)
 
     monkeypatch.setattr(MSAMULT, "fit", spy)
-    cross_validate_params("m-samult", X, y, TuningGrid({"gamma": (1.0,), "lam": (1.0,)}), n_splits=3)
+    cross_validate_params("m-samult", X, y, TuningGrid({"gamma": (1.0,), "lam": (1.0,)}), n_folds=3)
     assert seen == [(100, 60)] * 3

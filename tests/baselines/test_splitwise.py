@@ -13,8 +13,8 @@ def codes_of(model, y):
     return np.where(y == -1, -1, np.searchsorted(model.classes_, y))
 
 
-@pytest.mark.parametrize("params", [dict(eta=0.6), dict(eta=-0.5), dict(eta=0.0), dict(eta=[0.3, -1.0]),
-                                    dict(eta=0.4, n_basis=40, random_state=1), dict(eta=1.0, priors=[0.6, 0.3])])
+@pytest.mark.parametrize("params", [dict(pnu_mix=0.6), dict(pnu_mix=-0.5), dict(pnu_mix=0.0), dict(pnu_mix=[0.3, -1.0]),
+                                    dict(pnu_mix=0.4, n_basis=40, random_state=1), dict(pnu_mix=1.0, priors=[0.6, 0.3])])
 def test_pnu_gradient_vanishes_at_the_solution(problem, params):
     X, y, _ = problem
     model = MPNUAUC(gamma=2.0, lam=0.05, **params).fit(X, y)
@@ -56,15 +56,15 @@ def test_each_split_model_matches_a_binary_fit(problem):
 
 def test_pnu_with_eta_zero_is_supervised(problem):
     X, y, _ = problem
-    low = MPNUAUC(gamma=2.0, lam=0.1, eta=0.0, priors=[0.2, 0.1]).fit(X, y)
-    high = MPNUAUC(gamma=2.0, lam=0.1, eta=0.0, priors=[0.9, 0.8]).fit(X, y)
+    low = MPNUAUC(gamma=2.0, lam=0.1, pnu_mix=0.0, priors=[0.2, 0.1]).fit(X, y)
+    high = MPNUAUC(gamma=2.0, lam=0.1, pnu_mix=0.0, priors=[0.9, 0.8]).fit(X, y)
     np.testing.assert_allclose(low.coef_, high.coef_, atol=1e-12)
 
 
 def test_pnu_warns_when_the_risk_is_not_convex(problem):
     X, y, _ = problem
     with pytest.warns(RuntimeWarning, match="not convex"):
-        model = MPNUAUC(gamma=2.0, lam=1e-3, eta=1.0, priors=[0.97, 0.97]).fit(X, y)
+        model = MPNUAUC(gamma=2.0, lam=1e-3, pnu_mix=1.0, priors=[0.97, 0.97]).fit(X, y)
     Phi = gaussian_kernel(X, model.centres_, gamma=2.0)
     _, grad_F = model.risks_[0].value(Phi @ model.coef_[0], codes_of(model, y))
     assert np.abs(Phi.T @ grad_F + model.lam * model.coef_[0]).max() < 1e-6 * np.abs(model.coef_[0]).max()
@@ -72,7 +72,7 @@ def test_pnu_warns_when_the_risk_is_not_convex(problem):
 
 def test_estimated_priors_are_recorded_and_clipped(problem):
     X, y, truth = problem
-    model = MPNUAUC(gamma=2.0, lam=0.1, eta=0.5).fit(X, y)
+    model = MPNUAUC(gamma=2.0, lam=0.1, pnu_mix=0.5).fit(X, y)
     unlabeled = truth[y == -1]
     np.testing.assert_allclose(model.priors_, [np.mean(unlabeled > 0), np.mean(unlabeled > 1)], atol=0.15)
     assert np.all((model.priors_ >= 0.01) & (model.priors_ <= 0.99))

@@ -1,4 +1,4 @@
-"""Bad input gets the same errors as QS3ORAO; estimators follow the scikit-learn conventions."""
+"""Bad input gets the same errors as QS3ORAO (scikit-learn conventions: test_sklearn_conformance.py)."""
 
 import re
 
@@ -9,7 +9,7 @@ from sklearn.base import clone
 from baselines import MPNUAUC, MSAMULT, SVOREX, NystromAUC, RFFAUC
 from qs3orao import QS3ORAO
 
-ESTIMATORS = [MPNUAUC(), MSAMULT(), SVOREX(), RFFAUC(n_components=20), NystromAUC(n_components=20)]
+ESTIMATORS = [MPNUAUC(), MSAMULT(), SVOREX(), RFFAUC(n_random_features=20), NystromAUC(n_landmarks=20)]
 
 
 def bad_inputs():
@@ -44,7 +44,7 @@ def test_bad_data_gets_the_qs3orao_error(estimator, case):
         clone(estimator).fit(X, y)
 
 
-@pytest.mark.parametrize("estimator", [MSAMULT(), RFFAUC(n_components=20), NystromAUC(n_components=20)],
+@pytest.mark.parametrize("estimator", [MSAMULT(), RFFAUC(n_random_features=20), NystromAUC(n_landmarks=20)],
                          ids=lambda e: type(e).__name__)
 def test_missing_unlabeled_rows_get_the_qs3orao_error(estimator):
     X = np.random.default_rng(0).uniform(size=(30, 2))
@@ -58,9 +58,9 @@ def test_missing_unlabeled_rows_get_the_qs3orao_error(estimator):
 def test_pnu_needs_unlabeled_rows_only_for_nonzero_eta():
     X = np.random.default_rng(0).uniform(size=(30, 2))
     y = np.arange(30) % 3
-    with pytest.raises(ValueError, match="eta"):
-        MPNUAUC(eta=0.5).fit(X, y)
-    assert np.isnan(MPNUAUC(eta=0.0).fit(X, y).priors_).all()
+    with pytest.raises(ValueError, match="pnu_mix"):
+        MPNUAUC(pnu_mix=0.5).fit(X, y)
+    assert np.isnan(MPNUAUC(pnu_mix=0.0).fit(X, y).priors_).all()
 
 
 @pytest.mark.parametrize("params, kind, match", [
@@ -78,8 +78,8 @@ def test_bad_hyperparameters_are_named(cls, params, kind, match, problem):
         cls(**params).fit(X, y)
 
 
-@pytest.mark.parametrize("params, match", [(dict(eta=1.5), "eta"), (dict(eta=[0.1]), "eta"),
-                                           (dict(priors=[0.5, 1.0], eta=0.5), "priors"),
+@pytest.mark.parametrize("params, match", [(dict(pnu_mix=1.5), "pnu_mix"), (dict(pnu_mix=[0.1]), "pnu_mix"),
+                                           (dict(priors=[0.5, 1.0], pnu_mix=0.5), "priors"),
                                            (dict(n_basis=0), "n_basis")])
 def test_bad_pnu_hyperparameters_are_named(params, match, problem):
     X, y, _ = problem
@@ -92,18 +92,3 @@ def test_bad_svorex_hyperparameters_are_named(params, kind, problem):
     X, y, _ = problem
     with pytest.raises(kind, match=next(iter(params))):
         SVOREX(**params).fit(X, y)
-
-
-@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
-def test_sklearn_conventions(estimator, problem):
-    X, y, _ = problem
-    params = estimator.get_params()
-    fresh = clone(estimator)
-    assert fresh.get_params() == params
-    with pytest.raises(Exception, match="not fitted"):
-        fresh.decision_function(X)
-    fresh.fit(X, y)
-    assert not hasattr(estimator, "classes_")
-    np.testing.assert_array_equal(fresh.classes_, [0, 1, 2])
-    with pytest.raises(ValueError, match="features"):
-        fresh.decision_function(np.hstack([X, X]))

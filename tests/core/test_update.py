@@ -5,7 +5,7 @@ import pytest
 from scipy.optimize import approx_fprime
 
 from qs3orao import QS3ORAO
-from qs3orao._validation import check_semisupervised
+from qs3orao.validation import check_semisupervised
 from qs3orao.kernels import fourier_features, frequency_block, sampling_rng
 from qs3orao.objective import pair_risk, split_members
 from qs3orao.stochastic import draw_rows, gradient_weights

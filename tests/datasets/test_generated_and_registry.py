@@ -100,8 +100,8 @@ def test_synthetic_loads_with_equal_bins(cache_dir):
 
 
 def test_synthetic_reviews_through_tfidf_svd_with_cached_tfidf(cache_dir):
-    first = load_ordinal("synthetic_reviews", n_samples=600, n_components=20, cache_dir=cache_dir)
-    second = load_ordinal("synthetic_reviews", n_samples=600, n_components=8, cache_dir=cache_dir)
+    first = load_ordinal("synthetic_reviews", n_samples=600, n_svd_components=20, cache_dir=cache_dir)
+    second = load_ordinal("synthetic_reviews", n_samples=600, n_svd_components=8, cache_dir=cache_dir)
     assert first.X.shape == (600, 20) and second.X.shape == (600, 8)
     assert first.info["tfidf_cache"]["hit"] is False and second.info["tfidf_cache"]["hit"] is True
     assert first.X.min() == 0.0 and first.X.max() == 1.0
@@ -109,9 +109,9 @@ def test_synthetic_reviews_through_tfidf_svd_with_cached_tfidf(cache_dir):
 
 
 def test_small_corpus_reduces_svd_width_with_warning(cache_dir):
-    with pytest.warns(UserWarning, match="n_components=1000 exceeds"):
+    with pytest.warns(UserWarning, match="n_svd_components=1000 exceeds"):
         data = load_ordinal("synthetic_reviews", n_samples=60, cache_dir=cache_dir)
-    assert data.X.shape == (60, 59) and data.info["n_components_used"] == 59
+    assert data.X.shape == (60, 59) and data.info["n_svd_components_used"] == 59
 
 
 def test_cache_key_depends_on_parameters(cache_dir):

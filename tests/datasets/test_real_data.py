@@ -83,7 +83,7 @@ def test_amazon_subset_texts_and_tfidf_svd(shared_mirror, real_cache):
     assert len(texts) == 6_908 and set(np.unique(ratings)) == {1, 2, 3, 4, 5}
     assert np.bincount(ratings)[1:].tolist() == [111, 161, 500, 1474, 4662]
     data = load_ordinal(
-        "amazon_digital_music", n_components=40, mirror=shared_mirror, cache_dir=real_cache
+        "amazon_digital_music", n_svd_components=40, mirror=shared_mirror, cache_dir=real_cache
     )
     assert data.X.shape == (6_908, 40)
     assert data.bin_counts.tolist() == [111, 161, 500, 1474, 4662]

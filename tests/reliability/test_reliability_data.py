@@ -136,11 +136,11 @@ def test_corrupted_cache_entry_is_rebuilt_with_a_warning(cache_dir, corruption):
 
 
 def test_corrupted_tfidf_entry_is_rebuilt(cache_dir):
-    fresh = load_ordinal("synthetic_reviews", n_samples=300, n_components=20, cache_dir=cache_dir)
+    fresh = load_ordinal("synthetic_reviews", n_samples=300, n_svd_components=20, cache_dir=cache_dir)
     tfidf = next((cache_dir / "preprocessed" / "synthetic_reviews").glob("tfidf-*.npz"))
     tfidf.write_bytes(tfidf.read_bytes()[:1000])
     with pytest.warns(CacheRebuildWarning, match="tfidf-"):
-        rebuilt = load_ordinal("synthetic_reviews", n_samples=300, n_components=30, cache_dir=cache_dir)
+        rebuilt = load_ordinal("synthetic_reviews", n_samples=300, n_svd_components=30, cache_dir=cache_dir)
     assert rebuilt.info["tfidf_cache"]["hit"] is False
     assert rebuilt.info["tfidf_vocabulary_size"] == fresh.info["tfidf_vocabulary_size"]
 
@@ -204,6 +204,6 @@ def test_review_features_are_the_same_bits_whatever_the_thread_count(tmp_path):
     loaded = {}
     for threads in (1, 2):
         with threadpool_limits(limits=threads):
-            loaded[threads] = load_ordinal("synthetic_reviews", n_samples=2000, n_components=100,
+            loaded[threads] = load_ordinal("synthetic_reviews", n_samples=2000, n_svd_components=100,
                                            cache_dir=tmp_path / str(threads)).X
     np.testing.assert_array_equal(loaded[1], loaded[2])

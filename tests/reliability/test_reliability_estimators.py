@@ -27,8 +27,8 @@ ESTIMATORS = {
     "m-pnu-auc": lambda: MPNUAUC(),
     "m-samult": lambda: MSAMULT(),
     "svorex": lambda: SVOREX(),
-    "rff-auc": lambda: RFFAUC(n_components=16, random_state=0),
-    "nystrom-auc": lambda: NystromAUC(n_components=16, random_state=0),
+    "rff-auc": lambda: RFFAUC(n_random_features=16, random_state=0),
+    "nystrom-auc": lambda: NystromAUC(n_landmarks=16, random_state=0),
 }
 
 
@@ -115,7 +115,7 @@ def test_indistinguishable_classes_raise_with_the_estimate_and_why():
         split_priors(X, codes, 2)
     y = codes.copy()
     with pytest.raises(ValueError, match="indistinguishable"):
-        MPNUAUC(eta=0.5).fit(X, y)
+        MPNUAUC(pnu_mix=0.5).fit(X, y)
 
 
 # --- memory: the coefficients are counted before anything is allocated ------------------------------

@@ -17,13 +17,13 @@ import pandas as pd
 import pytest
 import yaml
 
+from qs3study import tables
+
 REPO = Path(__file__).resolve().parents[2]
 TINY = Path(__file__).with_name("tiny.yaml")
 CONFIGS = REPO / "workflow" / "config"
 MIRROR = REPO.parent / "shared" / "data"
-sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
-import tables  # noqa: E402
 
 EXPECTED_ROWS = 2 * 2 + 2 * (2 + 1)  # swd: 2 methods x 2 trials; synthetic: 2 methods x (2 trials + 1 sweep point)
 PAPER_DATASETS = ("road3d", "sgemm", "year_prediction_msd", "yolanda", "amazon_baby", "amazon_beauty",
@@ -37,7 +37,8 @@ def snakemake_command(workdir, *args):
 
 def environment():
     # The scripts import the packages of this checkout, whatever is installed.
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), str(REPO / "workflow"),
+                                                                      os.environ.get("PYTHONPATH")]))}
 
 
 def snakemake(workdir, *args, check=True):
@@ -103,8 +104,10 @@ def test_mirror_dry_run_selects_from_the_command_line(tmp_path):
 @pytest.mark.parametrize("change, key", [
     (lambda c: c.update(unknown_key=1), "unknown_key"),
     (lambda c: c["protocol"].update(trials=0), "trials"),
-    (lambda c: c["methods"]["qs3orao"].update(method="qs4orao"), "method"),
     (lambda c: c["protocol"].update(n_unlabeled="everything"), "n_unlabeled"),
+    (lambda c: c["sweep"].update(datasets=[]), "datasets"),  # an empty sweep would leave Figure 2 without panels
+    (lambda c: c.update(resources={"mem_mb": {"small": 100}}), "medium"),
+    (lambda c: c["datasets"]["swd"].update(source={"path": "x.csv", "format": "csv"}), "source"),
 ])
 def test_schema_rejects_a_malformed_configuration_naming_the_key(change, key):
     from snakemake.exceptions import WorkflowError
@@ -133,6 +136,11 @@ def test_snakemake_reports_a_bad_key_and_an_unknown_dataset(tmp_path):
     result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "bad.yaml", check=False)
     assert result.returncode != 0 and "methods.qs3orao.params" in result.stdout + result.stderr
     assert "lamda" in result.stdout + result.stderr
+    bad = yaml.safe_load(TINY.read_text())
+    bad["methods"]["qs3orao"]["method"] = "qs4orao"
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))
+    result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "bad.yaml", check=False)
+    assert result.returncode != 0 and "methods.qs3orao.method" in result.stdout + result.stderr
 
 
 # --- end to end -----------------------------------------------------------------------------

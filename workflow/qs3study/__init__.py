@@ -1,6 +1,15 @@
-"""The study around the method: benchmarks, result tables, figures and the claims ledger.
+"""The study around the method: configuration, jobs, result tables, figures, provenance, engine benchmark.
 
-Installed with the project (``pip install -e .``) from ``workflow/qs3study``; the
-Snakemake rules call it through thin scripts in ``workflow/scripts``. It may import
-:mod:`qs3orao` and :mod:`baselines`; neither imports it.
+Installed with the project (``pip install -e .``) from ``workflow/qs3study``, beside the
+pipeline it serves; the Snakemake rules and their one-line scripts in ``workflow/scripts``
+call it. It may import :mod:`qs3orao` and :mod:`baselines`; neither imports it.
+
+Modules: :mod:`~qs3study.configuration` (configuration -> estimator, one precedence rule),
+:mod:`~qs3study.design` (trial seeds, size tokens), :mod:`~qs3study.data` (download and
+prepare jobs, configured datasets), :mod:`~qs3study.tuning` and :mod:`~qs3study.training`
+(the per-point jobs), :mod:`~qs3study.tables` (results table, AUC summary),
+:mod:`~qs3study.figures` (Figures 2 and 3), :mod:`~qs3study.provenance` (manifest),
+:mod:`~qs3study.outputs` (the CI check of a finished run), :mod:`~qs3study.perf` (engine
+speed ratios), :mod:`~qs3study.files` (the one atomic writer), :mod:`~qs3study.runtime`
+(a job's log, threads, memory, versions).
 """

@@ -4,7 +4,7 @@
 rule aggregate:
     """Join result files and Snakemake benchmark records into results/tables/results.csv."""
     input:
-        results=expand_design(f"{RESULTS}/runs/{RUN}.json"),
+        results=expand_design(rules.train.output[0]),
         benchmarks=expand_design(f"{BENCHMARKS}/train/{RUN}.tsv"),
     output:
         csv=f"{RESULTS}/tables/results.csv",

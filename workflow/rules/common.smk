@@ -1,16 +1,14 @@
 """Configuration checks, the study's design (datasets x methods x trials x sizes) and target lists."""
 
-import sys
-from pathlib import Path
+from baselines.registry import METHODS as METHOD_REGISTRY
+from baselines.registry import make_method
+import functools
 
-sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
+from qs3orao.datasets import DATASETS, resolve_mirror
+from qs3study.data import dataset_spec as configured_spec
+from qs3study.configuration import method_config, method_spec
+from qs3study.design import ALL, size_token
 
-import bench  # noqa: E402
-from baselines.registry import make_method  # noqa: E402
-from qs3orao.datasets import DATASETS, get_spec, resolve_mirror  # noqa: E402
-
-SCRIPTS = Path(workflow.basedir) / "workflow" / "scripts"
-REPORT = Path(workflow.basedir) / "workflow" / "report"
 RESULTS = "results"
 FIGURES = "figures"
 LOGS = "logs"
@@ -24,19 +22,23 @@ def _fail(key, message):
 
 def _check_semantics(config):
     """Cross-field checks that the JSON schema cannot express (names must resolve)."""
-    for name in config["datasets"]:
-        if name not in DATASETS:
-            _fail(f"datasets.{name}", f"unknown dataset; known: {', '.join(sorted(DATASETS))}")
+    for name, options in config["datasets"].items():
+        if name not in DATASETS and options.get("source") is None:
+            _fail(f"datasets.{name}", f"unknown dataset (known: {', '.join(sorted(DATASETS))}); "
+                                      f"give a source: to read a local file")
     for label, method in config["methods"].items():
         if not label.replace("-", "").replace("_", "").isalnum():
             _fail(f"methods.{label}", "labels may contain letters, digits, '-' and '_' only")
+        if method["method"] not in METHOD_REGISTRY:
+            _fail(f"methods.{label}.method", f"unknown method {method['method']!r}; registered: "
+                                             f"{', '.join(METHOD_REGISTRY)}")
         # Dataset-level parameters may not apply to every method, but a method's own must.
         accepted = make_method(method["method"]).get_params()
-        unknown = sorted(set(method.get("params") or {}) - set(accepted))
+        unknown = sorted(set(method["params"]) - set(accepted))
         if unknown:
             _fail(f"methods.{label}.params", f"{unknown} are not parameters of {method['method']!r}; "
                                              f"it takes {', '.join(sorted(accepted))}")
-    select = config.get("select", "all")
+    select = config["select"]
     if isinstance(select, list):
         for name in select:
             if name not in config["datasets"]:
@@ -45,25 +47,37 @@ def _check_semantics(config):
     for name in sweep if isinstance(sweep, list) else []:
         if name not in config["datasets"]:
             _fail("sweep.datasets", f"{name!r} is not a key of 'datasets'")
-    reference = config["protocol"].get("reference", "qs3orao")
+    reference = config["protocol"]["reference"]
     if reference not in config["methods"]:
         _fail("protocol.reference", f"{reference!r} is not a key of 'methods'")
 
 
+@functools.cache
+def dataset_spec(name):
+    """The configured dataset ``name`` (a local source's sha256 is computed once, here)."""
+    return configured_spec(name, config["datasets"][name])
+
+
+def source_sha256(wildcards):
+    """sha256 of a dataset's local source file (None for other datasets): a new file, a new plan."""
+    spec = dataset_spec(wildcards.dataset)
+    return spec.sha256 if spec.source_path is not None else None
+
+
 def _in_mirror(name, mirror):
-    """True when ``name`` needs no file, or the mirror holds its file."""
-    spec = get_spec(name)
-    if spec.fname is None:
+    """True when ``name`` needs no file, is a local source, or the mirror holds its file."""
+    spec = dataset_spec(name)
+    if spec.fname is None or spec.source_path is not None:
         return True
     return mirror is not None and any((mirror / rel).is_file() for rel in spec.mirror_candidates())
 
 
 def _selected(config):
-    select = config.get("select", "all")
+    select = config["select"]
     if select == "all":
         return list(config["datasets"])
     if select == "available":
-        mirror = resolve_mirror(config["data"].get("mirror"))
+        mirror = resolve_mirror(config["data"]["mirror"])
         return [name for name in config["datasets"] if _in_mirror(name, mirror)]
     return list(select)
 
@@ -76,7 +90,7 @@ METHODS = list(config["methods"])
 PROTOCOL = config["protocol"]
 SWEEP = config["sweep"]
 SWEEP_DATASETS = [d for d in SELECTED if SWEEP["datasets"] == "all" or d in SWEEP["datasets"]]
-FILE_DATASETS = [d for d in SELECTED if get_spec(d).fname is not None]
+FILE_DATASETS = [d for d in SELECTED if dataset_spec(d).fname is not None]
 
 wildcard_constraints:
     dataset="[a-z0-9_]+",
@@ -86,20 +100,20 @@ wildcard_constraints:
 
 
 def dataset_options(dataset):
-    """Loading options of a dataset, with schema defaults."""
-    return dict(config["datasets"][dataset] or {})
+    """Options of a dataset (``datasets.<name>``, schema defaults filled in)."""
+    return config["datasets"][dataset]
 
 
 def comparison_size(dataset):
-    """Size token of the AUC comparison on ``dataset``."""
-    return bench.size_token(dataset_options(dataset).get("n_unlabeled", PROTOCOL["n_unlabeled"]))
+    """Size token of the AUC comparison on ``dataset``: its own ``n_unlabeled``, else the protocol's."""
+    return size_token(dataset_options(dataset).get("n_unlabeled", PROTOCOL["n_unlabeled"]))
 
 
 def documented_rows(dataset):
     """Rows a dataset is known to have before loading it (None when unknown)."""
-    spec = get_spec(dataset)
+    spec = dataset_spec(dataset)
     options = dataset_options(dataset)
-    if options.get("n_samples"):
+    if options["n_samples"]:
         return options["n_samples"]
     if spec.default_n_samples:
         return spec.default_n_samples
@@ -118,8 +132,8 @@ def design():
         rows = documented_rows(dataset)
         if dataset in SWEEP_DATASETS:
             for size in SWEEP["n_unlabeled"]:
-                token = bench.size_token(size)
-                if token != bench.ALL and rows is not None and int(token) > rows - PROTOCOL["n_labeled"]:
+                token = size_token(size)
+                if token != ALL and rows is not None and int(token) > rows - PROTOCOL["n_labeled"]:
                     continue
                 sizes[token] = max(sizes.get(token, 0), SWEEP.get("trials", PROTOCOL["trials"]))
         for method in METHODS:
@@ -136,31 +150,25 @@ def expand_design(pattern):
 
 def tuned_params_input(wildcards):
     """The tuning result a training job needs, or nothing when the method has no grid."""
-    if bench.method_config(config, wildcards.method)["grid"] is None:
+    if method_config(config, wildcards.method)["grid"] is None:
         return []
-    return f"{RESULTS}/tuning/{wildcards.dataset}/{wildcards.method}/trial{wildcards.trial}.json"
+    return expand(rules.tune.output[0], dataset=wildcards.dataset, method=wildcards.method, trial=wildcards.trial)[0]
 
 
 def download_input(wildcards):
     """The download stamp of a file-backed dataset (nothing for embedded data)."""
-    if get_spec(wildcards.dataset).fname is None:
+    if dataset_spec(wildcards.dataset).fname is None:
         return []
-    return f"{RESULTS}/downloads/{wildcards.dataset}.json"
+    return expand(rules.download.output[0], dataset=wildcards.dataset)[0]
 
 
 def size_class(wildcards):
-    return dataset_options(wildcards.dataset).get("size_class", "small")
-
-
-_RESOURCE_DEFAULTS = {
-    "mem_mb": {"small": 2000, "medium": 8000, "large": 32000},
-    "runtime": {"small": 30, "medium": 240, "large": 1440},
-}
+    return dataset_options(wildcards.dataset)["size_class"]
 
 
 def resource_by_size(name, factor=1):
     """Resource function: ``config.resources[name][size_class]`` (minutes / MB) times ``factor``."""
-    table = {**_RESOURCE_DEFAULTS[name], **config.get("resources", {}).get(name, {})}
+    table = config["resources"][name]
 
     def _resource(wildcards, attempt=1):
         return int(table[size_class(wildcards)] * factor * attempt)
@@ -170,17 +178,5 @@ def resource_by_size(name, factor=1):
 
 def train_mem_mb(wildcards, attempt=1):
     """Memory of a training job: its dataset's size class, at least the memory budget plus 2 GB."""
-    budget = PROTOCOL.get("memory_budget_mb", 8192)
+    budget = PROTOCOL["memory_budget_mb"]
     return max(resource_by_size("mem_mb")(wildcards, attempt), int(budget + 2048))
-
-
-def figure_targets():
-    return [
-        f"{FIGURES}/fig2_time_vs_unlabeled.png",
-        f"{FIGURES}/fig2_time_vs_unlabeled.pdf",
-        f"{FIGURES}/fig3_auc_boxplot.png",
-        f"{FIGURES}/fig3_auc_boxplot.pdf",
-        f"{FIGURES}/auc_table.md",
-        f"{FIGURES}/auc_table.csv",
-        f"{FIGURES}/manifest.json",
-    ]

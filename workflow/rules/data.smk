@@ -2,12 +2,16 @@
 
 
 rule download:
-    """Fetch one dataset's upstream file into the cache (or find it in the mirror) and checksum it."""
+    """Fetch one dataset's upstream file into the cache (or find it in the mirror, or copy its local source) and checksum it."""
+    input:
+        lambda wildcards: dataset_spec(wildcards.dataset).source_path or [],
     output:
         f"{RESULTS}/downloads/{{dataset}}.json",
     params:
-        cache_dir=config["data"].get("cache_dir", "resources"),
-        mirror=config["data"].get("mirror"),
+        options=lambda wildcards: dataset_options(wildcards.dataset),
+        sha256=source_sha256,
+        cache_dir=config["data"]["cache_dir"],
+        mirror=config["data"]["mirror"],
     log:
         f"{LOGS}/download/{{dataset}}.log",
     resources:
@@ -27,9 +31,10 @@ rule prepare:
         info=f"{RESULTS}/data/{{dataset}}/info.json",
     params:
         options=lambda wildcards: dataset_options(wildcards.dataset),
-        cache_dir=config["data"].get("cache_dir", "resources"),
-        mirror=config["data"].get("mirror"),
-        seed=PROTOCOL.get("seed", 0),
+        sha256=source_sha256,
+        cache_dir=config["data"]["cache_dir"],
+        mirror=config["data"]["mirror"],
+        seed=PROTOCOL["seed"],
     log:
         f"{LOGS}/prepare/{{dataset}}.log",
     benchmark:

@@ -1,6 +1,7 @@
 """Figure stage: the paper's Figures 2 and 3, the AUC table and the manifest, from the results table."""
 
-LABELS = {m: bench.method_config(config, m)["label"] for m in METHODS}
+LABELS = {m: method_config(config, m)["label"] for m in METHODS}
+CAPTIONS = {m: method_config(config, m)["caption"] for m in METHODS}
 
 
 rule figure_time:
@@ -13,6 +14,7 @@ rule figure_time:
     params:
         datasets=SWEEP_DATASETS,
         labels=LABELS,
+        captions=CAPTIONS,
     log:
         f"{LOGS}/figures/figure_time.log",
     localrule: True
@@ -46,7 +48,7 @@ rule auc_table:
         csv=report(f"{FIGURES}/auc_table.csv", caption="../report/auc_table.rst", category="Tables"),
     params:
         labels=LABELS,
-        reference=PROTOCOL.get("reference", "qs3orao"),
+        reference=PROTOCOL["reference"],
     log:
         f"{LOGS}/figures/auc_table.log",
     localrule: True
@@ -59,10 +61,10 @@ rule manifest:
     input:
         table=rules.aggregate.output.csv,
         figures=[*rules.figure_time.output, *rules.figure_auc.output, *rules.auc_table.output],
-        downloads=expand(f"{RESULTS}/downloads/{{dataset}}.json", dataset=FILE_DATASETS),
-        infos=expand(f"{RESULTS}/data/{{dataset}}/info.json", dataset=SELECTED),
-        X=expand(f"{RESULTS}/data/{{dataset}}/X.npy", dataset=SELECTED),
-        y=expand(f"{RESULTS}/data/{{dataset}}/y.npy", dataset=SELECTED),
+        downloads=expand(rules.download.output[0], dataset=FILE_DATASETS),
+        infos=expand(rules.prepare.output.info, dataset=SELECTED),
+        X=expand(rules.prepare.output.X, dataset=SELECTED),
+        y=expand(rules.prepare.output.y, dataset=SELECTED),
     output:
         f"{FIGURES}/manifest.json",
     params:

@@ -1,44 +1,22 @@
 """Performance benchmark of the fast engine: ``snakemake -c2 perf`` writes results/perf/summary.csv.
 
-Each ratio is measured side by side in one process (see ``qs3orao._perf``).
-Settings: the defaults below, overridden key by key by ``config["perf"]``.
+Each ratio is measured side by side in one process (see ``qs3study.perf``).
+Settings: ``config["perf"]``, defaults in the schema.
 """
 
-PERF_DEFAULTS = {
-    "seed": 0,
-    # Reference (Algorithms 1-2 as written, O(t^2)) against the fast engine.
-    "reference": {
-        "n_samples": 1000, "n_features": 5, "n_classes": 3, "n_labeled": 200,
-        "params": {"n_iter": 2000, "batch_size": 8, "n_components": 8, "gamma": 1.0, "lam": 1.0,
-                   "theta": 1.5, "tradeoff": 0.5, "seed": 0},
-    },
-    # Fit against one evaluation pass, at the scale of Yolanda (400,000 rows x 100 features).
-    "floor": {
-        "n_samples": 400_000, "n_features": 100, "n_classes": 5, "n_labeled": 2000,
-        "params": {"n_iter": 48, "gamma": 0.01, "n_jobs": -1},
-    },
-    "throughput": {"n_samples": 100_000, "n_features": 100, "n_components": 32, "n_blocks": 18, "n_jobs": -1},
-    "crossover": {
-        "n_features": 10, "n_classes": 5, "n_labeled": 200,
-        "sizes": [250, 500, 1000, 2000, 4000, 8000, 16000],
-        "params": {"gamma": 0.1, "n_jobs": -1},
-        "baseline_params": {"gamma": 0.1, "lam": 1.0},
-        "memory_budget_mb": 2048,
-    },
-}
-PERF = {**PERF_DEFAULTS, **config.get("perf", {})}
+PERF = config["perf"]
 
 
 rule perf:
     """Speed-up over the reference, fit over evaluation floor, crossover with the exact baselines, memory, throughput."""
     output:
-        "results/perf/summary.csv",
+        f"{RESULTS}/perf/summary.csv",
     params:
         settings=PERF,
     log:
-        "logs/perf/summary.log",
+        f"{LOGS}/perf/summary.log",
     benchmark:
-        "benchmarks/perf/summary.tsv"
+        f"{BENCHMARKS}/perf/summary.tsv"
     threads: 2
     script:
-        "../scripts/perf_summary.py"
+        "../scripts/perf.py"

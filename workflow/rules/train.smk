@@ -4,20 +4,17 @@
 rule tune:
     """Cross-validate a method's hyperparameters on a trial's labeled rows (plus a prefix of its unlabeled pool)."""
     input:
-        X=f"{RESULTS}/data/{{dataset}}/X.npy",
-        y=f"{RESULTS}/data/{{dataset}}/y.npy",
+        X=rules.prepare.output.X,
+        y=rules.prepare.output.y,
     output:
         f"{RESULTS}/tuning/{{dataset}}/{{method}}/trial{{trial}}.json",
     params:
-        method=lambda wildcards: bench.method_config(config, wildcards.method)["method"],
-        fixed=lambda wildcards: bench.method_config(config, wildcards.method)["params"],
-        grid=lambda wildcards: bench.method_config(config, wildcards.method)["grid"],
-        shared=lambda wildcards: dataset_options(wildcards.dataset).get("params", {}),
+        spec=lambda wildcards: method_spec(config, wildcards.method, wildcards.dataset),
+        grid=lambda wildcards: method_config(config, wildcards.method)["grid"],
         n_labeled=PROTOCOL["n_labeled"],
-        n_unlabeled=bench.size_token(config["tuning"].get("n_unlabeled", 1000)),
-        n_splits=config["tuning"].get("n_splits", 5),
-        base_seed=PROTOCOL.get("seed", 0),
-        memory_budget_mb=PROTOCOL.get("memory_budget_mb", 8192),
+        n_unlabeled=size_token(config["tuning"]["n_unlabeled"]),
+        n_folds=config["tuning"]["n_folds"],
+        base_seed=PROTOCOL["seed"],
     log:
         f"{LOGS}/tune/{{dataset}}/{{method}}/trial{{trial}}.log",
     benchmark:
@@ -33,18 +30,15 @@ rule tune:
 rule train:
     """Fit one method and record the unlabeled rows' ordinal AUC, fit time, peak memory and status."""
     input:
-        X=f"{RESULTS}/data/{{dataset}}/X.npy",
-        y=f"{RESULTS}/data/{{dataset}}/y.npy",
+        X=rules.prepare.output.X,
+        y=rules.prepare.output.y,
         tuned=tuned_params_input,
     output:
         f"{RESULTS}/runs/{RUN}.json",
     params:
-        method=lambda wildcards: bench.method_config(config, wildcards.method)["method"],
-        fixed=lambda wildcards: bench.method_config(config, wildcards.method)["params"],
-        shared=lambda wildcards: dataset_options(wildcards.dataset).get("params", {}),
+        spec=lambda wildcards: method_spec(config, wildcards.method, wildcards.dataset),
         n_labeled=PROTOCOL["n_labeled"],
-        base_seed=PROTOCOL.get("seed", 0),
-        memory_budget_mb=PROTOCOL.get("memory_budget_mb", 8192),
+        base_seed=PROTOCOL["seed"],
     log:
         f"{LOGS}/train/{RUN}.log",
     benchmark:

@@ -3,12 +3,12 @@
 Each fit runs in its own process, so that its peak resident memory (``VmHWM``
 minus the resident size before the fit) is its own.  AUC is the ordinal AUC
 of the unlabeled rows' true labels; "supervised" rows give each method the
-labeled rows only (trade-off 1, or ``eta = 0``), which a semi-supervised
+labeled rows only (trade-off 1, or ``pnu_mix = 0``), which a semi-supervised
 method should match or beat.
 
 Usage::
 
-    python -m baselines.benchmark --n-labeled 500 --n-unlabeled 5000
+    python -m baselines.quality_bar --n-labeled 500 --n-unlabeled 5000
 """
 
 from __future__ import annotations
@@ -69,17 +69,18 @@ def default_runs(args):
                random_state=0)
     runs = [
         ("svorex", {"gamma": args.gamma, "C": args.C}, False),
-        ("m-pnu-auc", dict(common, eta=args.eta), False),
-        ("m-pnu-auc", dict(common, eta=0.0), True),
+        ("m-pnu-auc", dict(common, pnu_mix=args.pnu_mix), False),
+        ("m-pnu-auc", dict(common, pnu_mix=0.0), True),
         ("m-samult", dict(common, tradeoff=args.tradeoff), False),
         ("m-samult", dict(common, tradeoff=1.0), True),
         ("qs3orao", dict(qs3, tradeoff=args.tradeoff), False),
         ("qs3orao", dict(qs3, tradeoff=1.0), True),
     ]
     for name in ("rff-auc", "nystrom-auc"):
-        for n_components in sorted({D, args.equal_time_components}):
-            runs.append((name, dict(common, n_components=n_components, tradeoff=args.tradeoff, random_state=0), False))
-        runs.append((name, dict(common, n_components=D, tradeoff=1.0, random_state=0), True))
+        width = {"rff-auc": "n_random_features", "nystrom-auc": "n_landmarks"}[name]
+        for size in sorted({D, args.equal_time_components}):
+            runs.append((name, dict(common, **{width: size}, tradeoff=args.tradeoff, random_state=0), False))
+        runs.append((name, dict(common, **{width: D}, tradeoff=1.0, random_state=0), True))
     return runs
 
 
@@ -94,7 +95,7 @@ def main(argv=None):
     parser.add_argument("--lam", type=float, default=2.0**-3)
     parser.add_argument("--C", type=float, default=1.0)
     parser.add_argument("--tradeoff", type=float, default=0.5)
-    parser.add_argument("--eta", type=float, default=0.5)
+    parser.add_argument("--pnu-mix", type=float, default=0.5)
     parser.add_argument("--n-iter", type=int, default=500)
     parser.add_argument("--n-components", type=int, default=2, help="QS3ORAO frequencies per iteration")
     parser.add_argument("--batch-size", type=int, default=16)

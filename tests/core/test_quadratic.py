@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
-from baselines._quadratic import PairwiseRisk, ordinal_risk, pnu_risk, rows_in, samult_risk
+from qs3orao.quadratic import PairwiseRisk, ordinal_pairwise_risk, pnu_risk, rows_in, samult_risk
 from qs3orao.objective import ordinal_risk as core_ordinal_risk
 
 
@@ -61,15 +61,15 @@ def test_samult_risk_is_the_pairwise_average(scores):
 def test_ordinal_risk_equals_the_core_objective(scores):
     F, codes = scores
     tradeoff = np.array([0.0, 0.3, 1.0])
-    ours, grad = ordinal_risk(4, tradeoff).value(F, codes)
+    ours, grad = ordinal_pairwise_risk(4, tradeoff).value(F, codes)
     core, core_grad = core_ordinal_risk(F, codes, tradeoff)
     assert ours == pytest.approx(core, rel=1e-12)
     np.testing.assert_allclose(grad, core_grad, atol=1e-14)
-    assert ours == pytest.approx(brute_risk(ordinal_risk(4, tradeoff), F, codes), rel=1e-12)
+    assert ours == pytest.approx(brute_risk(ordinal_pairwise_risk(4, tradeoff), F, codes), rel=1e-12)
 
 
 @pytest.mark.parametrize("risk", [pnu_risk(1, 4, 0.6, 0.3), pnu_risk(0, 4, -1.0, 0.8), samult_risk(2, 4, 0.1),
-                                  ordinal_risk(4, np.array([0.2, 0.5, 0.9]))])
+                                  ordinal_pairwise_risk(4, np.array([0.2, 0.5, 0.9]))])
 def test_gradient_matches_finite_differences(scores, risk):
     F, codes = scores
     error = check_grad(lambda f: risk.value(f, codes)[0], lambda f: risk.value(f, codes)[1], F)
@@ -77,7 +77,7 @@ def test_gradient_matches_finite_differences(scores, risk):
 
 
 @pytest.mark.parametrize("risk", [pnu_risk(1, 4, 0.6, 0.3), samult_risk(2, 4, 0.1),
-                                  ordinal_risk(4, np.array([0.2, 0.5, 0.9]))])
+                                  ordinal_pairwise_risk(4, np.array([0.2, 0.5, 0.9]))])
 def test_quadratic_form_reproduces_the_risk(scores, risk):
     F, codes = scores
     counts = {int(a): int(np.sum(codes == a)) for a in np.unique(codes)}

@@ -16,6 +16,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .files import atomic_path
+from .runtime import setup_logging
+
 KEY_COLUMNS = ["dataset", "method", "size", "trial"]
 COLUMNS = [
     "dataset", "method", "base_method", "trial", "seed", "size", "comparison", "n_labeled", "n_unlabeled",
@@ -52,7 +55,7 @@ def build_results(result_paths, benchmark_paths, comparison_sizes):
     Parameters
     ----------
     result_paths : list of path-like
-        JSON result files written by ``train.py``.
+        JSON result files written by :func:`qs3study.training.train_job`.
     benchmark_paths : list of path-like
         The matching Snakemake benchmark files, in the same order.
     comparison_sizes : dict
@@ -200,3 +203,18 @@ def summary_markdown(summary, reference, labels, alpha=0.05):
               f"better, ▼ significantly worse, at level {alpha}. Wilcoxon signed-rank p-values are in "
               f"the CSV."]
     return "\n".join(lines) + "\n"
+
+
+def aggregate_job(smk):
+    """Snakemake job of rule ``aggregate``: write the results table from the training jobs' outputs.
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake.
+    """
+    log = setup_logging(smk.log[0])
+    table = build_results(smk.input.results, smk.input.benchmarks, smk.params.comparison_sizes)
+    log.info("%d rows; status counts:\n%s", len(table), table["status"].value_counts().to_string())
+    with atomic_path(smk.output.csv) as tmp:
+        table.to_csv(tmp, index=False)

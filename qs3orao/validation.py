@@ -9,6 +9,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from scipy import sparse
 
 UNLABELED = -1
 
@@ -26,14 +27,22 @@ def check_features(X, *, name="X"):
     -------
     ndarray of shape (n_samples, n_features), float64
     """
+    if sparse.issparse(X):
+        raise TypeError(f"{name} is a sparse {type(X).__name__}; sparse input is not supported, "
+                        f"pass a dense array ({name}.toarray())")
+    if np.iscomplexobj(X):
+        raise ValueError(f"Complex data not supported: {name} has dtype {np.asarray(X).dtype}")
     try:
         X = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be a numeric array, got {type(X).__name__}") from exc
     if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-dimensional (n_samples, n_features), got shape {X.shape}")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} must have at least one row and one column, got shape {X.shape}")
+        raise ValueError(f"{name} must be 2-dimensional (n_samples, n_features), got shape {X.shape}; "
+                         f"Reshape your data with {name}.reshape(-1, 1) if it has one feature")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
     if not np.isfinite(X).all():
         raise ValueError(f"{name} contains NaN or infinity")
     return X
@@ -88,7 +97,8 @@ def ordinal_classes(y, classes=None):
             raise ValueError(f"y holds labels {unknown.tolist()} that are not in classes {levels.tolist()}")
         levels = levels.astype(np.int64)
     if levels.size < 2:
-        raise ValueError(f"need at least two ordinal classes among labeled rows, found {levels.size} ({levels.tolist()})")
+        raise ValueError(f"need at least two ordinal classes among labeled rows, found {levels.size} class(es): "
+                         f"{levels.tolist()}")
     return levels
 
 

@@ -1,4 +1,4 @@
-"""The paper's Figures 2 and 3, drawn from the tidy results table."""
+"""The paper's Figures 2 and 3 and the AUC table, drawn from the tidy results table."""
 
 from __future__ import annotations
 
@@ -9,6 +9,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+from .files import atomic_path  # noqa: E402
+from .runtime import setup_logging  # noqa: E402
+from .tables import auc_summary, read_results, summary_markdown  # noqa: E402
 
 MARKERS = "osD^vP*Xh<>"
 STYLE = {
@@ -35,10 +39,8 @@ def _grid(n_panels, ncols, width=3.0, height=2.6):
 
 def save(fig, paths):
     """Save one figure under each of ``paths`` (format from the extension), atomically, and close it."""
-    import bench
-
     for path in paths:
-        with bench.atomic_path(path) as tmp:
+        with atomic_path(path) as tmp:
             fig.savefig(tmp, format=str(path).rsplit(".", 1)[-1], bbox_inches="tight")
     plt.close(fig)
 
@@ -135,3 +137,26 @@ def auc_boxplot(table, datasets, labels, paths):
             ax.set_ylabel("ordinal AUC (unlabeled rows)")
         fig.tight_layout()
         save(fig, paths)
+
+
+def figure_job(smk):
+    """Snakemake job of rules ``figure_time``, ``figure_auc`` and ``auc_table``, chosen by the rule's name.
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake.
+    """
+    setup_logging(smk.log[0])
+    table = read_results(smk.input.table)
+    labels = smk.params.labels
+    if smk.rule == "figure_time":
+        time_vs_unlabeled(table, smk.params.datasets, labels, smk.output)
+    elif smk.rule == "figure_auc":
+        auc_boxplot(table, smk.params.datasets, labels, smk.output)
+    else:
+        summary = auc_summary(table, smk.params.reference, list(labels))
+        with atomic_path(smk.output.csv) as tmp:
+            summary.to_csv(tmp, index=False)
+        with atomic_path(smk.output.md) as tmp:
+            tmp.write_text(summary_markdown(summary, smk.params.reference, labels))

@@ -8,19 +8,25 @@ returns rows ``(metric, value, detail)`` of the summary table.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 import time
 import tracemalloc
 
 import numpy as np
 
-from . import QS3ORAO
-from ._reference import reference_decision_function, reference_fit
-from ._validation import check_semisupervised
-from .datasets.generated import make_latent_regression
-from .engine import _accumulate, _Rows, group_plan, memory_plan, resolve_n_jobs, train
-from .kernels import frequency_block
+from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded
+from qs3orao import QS3ORAO
+from qs3orao._reference import reference_decision_function, reference_fit
+from qs3orao.datasets.generated import make_latent_regression
+from qs3orao.engine import _accumulate, _Rows, group_plan, memory_plan, resolve_n_jobs, train
+from qs3orao.kernels import frequency_block
+from qs3orao.validation import check_semisupervised
 
-__all__ = ["ordinal_problem", "speedup_vs_reference", "fit_over_floor", "throughput_vs_gemm", "crossover_unlabeled"]
+from .files import write_csv
+from .runtime import setup_logging
+
+__all__ = ["ordinal_problem", "speedup_vs_reference", "fit_over_floor", "throughput_vs_gemm", "crossover_unlabeled",
+           "summary_rows", "perf_job"]
 
 
 def _timed(func):
@@ -114,14 +120,7 @@ def throughput_vs_gemm(*, n_samples, n_features, n_components, n_blocks, n_jobs=
     return rows
 
 
-def _baselines():
-    """The exact baselines, or the exact solver as a stand-in while they are missing."""
-    try:
-        from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded
-    except ImportError as error:
-        print(f"exact baselines unavailable ({error}); timing qs3orao.exact.exact_solution instead", file=sys.stderr)
-        return None
-    return {"M-PNU-AUC": MPNUAUC, "M-SAMULT": MSAMULT}, MemoryBudgetExceeded
+EXACT_BASELINES = {"M-PNU-AUC": MPNUAUC, "M-SAMULT": MSAMULT}
 
 
 def _largest_within(estimate, budget, limit=10**7):
@@ -140,19 +139,9 @@ def crossover_unlabeled(*, n_features, n_classes, n_labeled, sizes, params, base
     QS3ORAO is faster (the exact fits grow as ``n^3``, QS3ORAO as ``n``).  The
     crossover is interpolated log-log between the bracketing sizes.
     """
-    found = _baselines()
     budget = int(memory_budget_mb * 2**20)
-    if found is None:
-        from .exact import exact_solution
-
-        def fit_exact(X, y):
-            return exact_solution(X, y, gamma=baseline_params["gamma"], lam=baseline_params["lam"],
-                                  tradeoff=params.get("tradeoff", 0.5))
-        methods, exceeded = {"exact_solution (stand-in)": fit_exact}, MemoryError
-    else:
-        classes, exceeded = found
-        methods = {name: (lambda X, y, c=cls: c(**baseline_params, memory_budget=budget).fit(X, y))
-                   for name, cls in classes.items()}
+    methods = {name: (lambda X, y, c=cls: c(**baseline_params, memory_budget=budget).fit(X, y))
+               for name, cls in EXACT_BASELINES.items()}
     log_ratio = {name: [] for name in methods}
     rows = []
     for n_unlabeled in sizes:
@@ -163,7 +152,7 @@ def crossover_unlabeled(*, n_features, n_classes, n_labeled, sizes, params, base
         for name, fit in list(methods.items()):
             try:
                 t_exact, _ = _timed(lambda: fit(X, y))
-            except exceeded:
+            except MemoryBudgetExceeded:
                 t_exact = np.inf
             log_ratio[name].append((n_unlabeled, np.log(t_exact / t_ours), t_exact, t_ours))
             if t_exact > t_ours:
@@ -182,9 +171,27 @@ def crossover_unlabeled(*, n_features, n_classes, n_labeled, sizes, params, base
             value = float(np.exp(np.log(n_lo) + share * (np.log(n_hi) - np.log(n_lo))))
         rows.append((f"crossover_unlabeled[{name}]", value,
                      f"{n_labeled} labeled rows, d={n_features}, k={n_classes}; baseline/QS3ORAO fit times {trace}"))
-    if found is not None:
-        for name, cls in found[0].items():
-            reach = _largest_within(lambda n, c=cls: c.estimate_memory(n, n_features, n_classes), budget)
-            rows.append((f"largest_n_within_budget[{name}]", reach,
-                         f"largest training size whose memory estimate fits {memory_budget_mb} MiB"))
+    for name, cls in EXACT_BASELINES.items():
+        reach = _largest_within(lambda n, c=cls: c.estimate_memory(n, n_features, n_classes), budget)
+        rows.append((f"largest_n_within_budget[{name}]", reach,
+                     f"largest training size whose memory estimate fits {memory_budget_mb} MiB"))
     return rows
+
+
+def summary_rows(settings):
+    """Every measurement of this module, in the order of the summary table."""
+    seed = settings["seed"]
+    rows = speedup_vs_reference(**settings["reference"], seed=seed)
+    rows += fit_over_floor(**settings["floor"], seed=seed)
+    rows += crossover_unlabeled(**settings["crossover"], seed=seed)
+    rows += throughput_vs_gemm(**settings["throughput"])
+    return rows
+
+
+def perf_job(smk):
+    """Snakemake job of rule ``perf``: measure, write ``metric,value,detail`` and print it."""
+    setup_logging(smk.log[0])
+    rows = summary_rows(smk.params.settings)
+    write_csv(smk.output[0], ["metric", "value", "detail"],
+              [(metric, f"{value:.6g}", detail) for metric, value, detail in rows])
+    print(Path(smk.output[0]).read_text(), end="", file=sys.__stdout__)

@@ -1,6 +1,6 @@
 """Check the outputs of a finished pipeline run (used by ``.ci/run``).
 
-    python workflow/scripts/check_outputs.py --directory RUN_DIR --configuration default
+    python -m qs3study.outputs --directory RUN_DIR --configuration default
 
 Exits non-zero, listing every problem, unless the results table covers every
 result file, its values are in range, the figures, AUC table and manifest
@@ -15,9 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import tables  # noqa: E402
+from . import tables
 
 FIGURES = ("fig2_time_vs_unlabeled.png", "fig2_time_vs_unlabeled.pdf", "fig3_auc_boxplot.png",
            "fig3_auc_boxplot.pdf", "auc_table.md", "auc_table.csv", "manifest.json")

@@ -32,13 +32,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from qs3orao._validation import UNLABELED
-from qs3orao.objective import pair_risk
-
-from ._budget import chunk_rows
+from .chunking import chunk_rows
+from .objective import pair_risk
+from .validation import UNLABELED
 
 __all__ = ["PairTerm", "PairwiseRisk", "QuadraticForm", "GroupMoments", "split_groups", "samult_risk",
-           "pnu_risk", "ordinal_risk", "solve_feature_space", "solve_kernel_expansion", "rows_in"]
+           "pnu_risk", "ordinal_pairwise_risk", "solve_feature_space", "solve_kernel_expansion", "rows_in"]
 
 
 def rows_in(codes, atoms):
@@ -157,10 +156,10 @@ def samult_risk(j, n_classes, tradeoff):
     return PairwiseRisk(tuple(terms), -0.5 * (1.0 - tradeoff))
 
 
-def pnu_risk(j, n_classes, eta, prior):
+def pnu_risk(j, n_classes, pnu_mix, prior):
     r"""PNU-AUC risk of split ``j`` (Sakai, Niu and Sugiyama, 2018).
 
-    ``(1 - eta) R_PN + eta R_PU`` for ``eta >= 0`` and ``(1 + eta) R_PN - eta R_NU``
+    ``(1 - pnu_mix) R_PN + pnu_mix R_PU`` for ``pnu_mix >= 0`` and ``(1 + pnu_mix) R_PN - pnu_mix R_NU``
     otherwise, with the unbiased PU and NU estimates of the PN risk
 
     .. math::
@@ -175,18 +174,18 @@ def pnu_risk(j, n_classes, eta, prior):
     positive definite.
     """
     pos, neg = split_groups(j, n_classes)
-    weight = abs(eta)
+    weight = abs(pnu_mix)
     terms = [PairTerm(1.0 - weight, pos, neg)] if weight < 1 else []
-    if eta > 0:
+    if pnu_mix > 0:
         terms += [PairTerm(weight / (1.0 - prior), pos, (UNLABELED,)),
                   PairTerm(-weight * prior / (1.0 - prior), pos, pos)]
-    elif eta < 0:
+    elif pnu_mix < 0:
         terms += [PairTerm(weight / prior, (UNLABELED,), neg),
                   PairTerm(-weight * (1.0 - prior) / prior, neg, neg)]
     return PairwiseRisk(tuple(terms))
 
 
-def ordinal_risk(n_classes, tradeoff):
+def ordinal_pairwise_risk(n_classes, tradeoff):
     """The paper's ``R_mu = mean_j R^j_PNU`` for one shared function (equals :func:`qs3orao.objective.ordinal_risk`)."""
     total = PairwiseRisk(())
     for j, weight in enumerate(tradeoff):

@@ -1,0 +1,51 @@
+"""What every ordinal estimator of the project shares: the input check of prediction, ``predict`` and ``score``.
+
+:class:`OrdinalEstimator` is public so that other methods (the baselines, a
+user's own) behave like :class:`qs3orao.QS3ORAO` on the same input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from .metrics import ordinal_auc
+from .thresholds import assign_classes
+from .validation import UNLABELED, check_features
+
+__all__ = ["OrdinalEstimator"]
+
+
+class OrdinalEstimator(BaseEstimator):
+    """Base of a fitted ordinal ranking model with ``classes_``, ``thresholds_`` and ``decision_function``.
+
+    Subclasses implement ``fit`` (setting ``classes_``, ``thresholds_`` and
+    ``n_features_in_``) and ``decision_function`` (calling :meth:`_check_X`
+    first).  ``predict`` assumes one score per row and ordered thresholds;
+    models with one score column per split override it.
+    """
+
+    def _check_X(self, X):
+        """``X`` as a finite float64 matrix with the fitted number of features."""
+        check_is_fitted(self, "classes_")
+        X = check_features(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} "
+                             f"is expecting {self.n_features_in_} features as input")
+        return X
+
+    def predict(self, X):
+        """Ordinal labels: ``classes_[#{j : f(x) > thresholds_[j]}]``."""
+        scores = self.decision_function(X)  # first, so that an unfitted model raises NotFittedError
+        return self.classes_[assign_classes(scores, self.thresholds_)]
+
+    def score(self, X, y):
+        """Ordinal AUC of ``decision_function`` on the labeled rows (``y != -1``).
+
+        With one score column per split (M-PNU-AUC, M-SAMULT), split ``j`` is
+        ranked by its own column.
+        """
+        y = np.asarray(y)
+        labeled = y != UNLABELED
+        return ordinal_auc(y[labeled], self.decision_function(np.asarray(X)[labeled]), classes=self.classes_)

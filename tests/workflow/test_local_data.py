@@ -1,0 +1,111 @@
+"""A dataset from a local file by configuration alone: a gzipped CSV and a JSON-lines review file."""
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+from qs3orao.datasets import ChecksumError, load_ordinal, local_spec
+from qs3orao.datasets.errors import DatasetError
+from qs3study import tables
+from test_workflow import snakemake
+
+
+def write_csv_gz(path, n=400, seed=0, header=True):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 3))
+    price = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.normal(size=n)
+    with gzip.open(path, "wt") as handle:
+        if header:
+            handle.write("rooms,area,age,price\n")
+        for row, target in zip(X, price):
+            handle.write(",".join(f"{v:.6f}" for v in row) + f",{target:.6f}\n")
+    return X, price
+
+
+def write_reviews(path, n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(60)]
+    with open(path, "w") as handle:
+        for _ in range(n):
+            stars = int(rng.integers(1, 6))
+            text = " ".join(rng.choice(words[(stars - 1) * 10:(stars - 1) * 10 + 20], size=12))
+            handle.write(json.dumps({"body": text, "stars": stars, "user": "u"}) + "\n")
+
+
+@pytest.fixture
+def local_files(tmp_path):
+    write_csv_gz(tmp_path / "houses.csv.gz")
+    write_reviews(tmp_path / "reviews.jsonl")
+    return tmp_path
+
+
+def test_a_local_csv_loads_with_its_target_column_and_is_cached(local_files, tmp_path):
+    X, price = write_csv_gz(tmp_path / "again.csv.gz")
+    spec = local_spec("houses", {"path": str(tmp_path / "again.csv.gz"), "format": "csv", "target": "price"})
+    data = load_ordinal(spec, cache_dir=tmp_path / "cache", n_bins=4)
+    assert data.X.shape == (400, 3) and data.bin_counts.tolist() == [100] * 4
+    rounded = np.round(price, 6)  # as written
+    assert all(rounded[data.y == j].max() < rounded[data.y == j + 1].min() for j in range(3))
+    assert data.info["source"]["sha256"] == spec.sha256 and not data.info["cache"]["hit"]
+    assert (tmp_path / "cache" / "raw" / "houses" / "again.csv.gz").is_file()
+    assert load_ordinal(spec, cache_dir=tmp_path / "cache", n_bins=4).info["cache"]["hit"]
+
+
+def test_a_changed_local_file_is_not_taken_for_the_old_one(tmp_path):
+    write_csv_gz(tmp_path / "h.csv.gz", seed=0, header=False)
+    source = {"path": str(tmp_path / "h.csv.gz"), "format": "csv", "target": -1}
+    first = load_ordinal(local_spec("h", source), cache_dir=tmp_path / "cache")
+    stale = local_spec("h", source)
+    write_csv_gz(tmp_path / "h.csv.gz", seed=1, header=False)
+    with pytest.raises(ChecksumError, match="changed after the plan"):  # nothing cached for it elsewhere
+        load_ordinal(stale, cache_dir=tmp_path / "elsewhere")
+    second = load_ordinal(local_spec("h", source), cache_dir=tmp_path / "cache")
+    assert not second.info["cache"]["hit"] and not np.array_equal(first.X, second.X)
+
+
+@pytest.mark.parametrize("source, match", [
+    ({"format": "csv", "target": "price"}, "path"),
+    ({"path": "x.csv", "format": "xlsx", "target": "price"}, "format"),
+    ({"path": "x.csv", "format": "csv"}, "target"),
+    ({"path": "x.csv", "format": "csv", "target": "price", "text": "body", "label": "stars"}, "target"),
+])
+def test_an_incomplete_source_is_named(source, match):
+    with pytest.raises(ValueError, match=match):
+        local_spec("x", source, sha256="0" * 64)
+
+
+def test_a_missing_column_is_named(local_files, tmp_path):
+    spec = local_spec("h", {"path": str(local_files / "houses.csv.gz"), "format": "csv", "target": "cost"})
+    with pytest.raises(DatasetError, match="no column 'cost'"):
+        load_ordinal(spec, cache_dir=tmp_path / "cache")
+
+
+def test_a_configuration_runs_a_local_csv_and_a_local_review_file(local_files, tmp_path):
+    config = {
+        "name": "local",
+        "data": {"cache_dir": "resources", "mirror": None},
+        "datasets": {
+            "houses": {"source": {"path": str(local_files / "houses.csv.gz"), "format": "csv", "target": "price"},
+                       "params": {"gamma": 1.0}},
+            "shop_reviews": {"source": {"path": str(local_files / "reviews.jsonl"), "format": "json-lines",
+                                        "text": "body", "label": "stars"},
+                             "n_svd_components": 20, "params": {"gamma": 0.5}},
+        },
+        "methods": {"qs3orao": {"method": "qs3orao", "params": {"n_iter": 50, "batch_size": 8, "lam": 0.1}}},
+        "protocol": {"n_labeled": 60, "n_unlabeled": 100, "trials": 1},
+        "sweep": {"datasets": ["houses"], "n_unlabeled": [200]},
+        "tuning": {},
+    }
+    (tmp_path / "local.yaml").write_text(yaml.safe_dump(config))
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    snakemake(workdir, "--configfile", tmp_path / "local.yaml")
+    table = tables.read_results(workdir / "results" / "tables" / "results.csv")
+    assert set(table["dataset"]) == {"houses", "shop_reviews"} and (table["status"] == "ok").all()
+    assert table.set_index("dataset").loc["shop_reviews", "n_features"] == 20
+    manifest = json.loads((workdir / "figures" / "manifest.json").read_text())
+    assert manifest["data"]["houses"]["file_sha256"] == local_spec("h", config["datasets"]["houses"]["source"]).sha256
+    assert (workdir / "resources" / "raw" / "shop_reviews" / "reviews.jsonl").is_file()

@@ -1,0 +1,85 @@
+"""The data jobs: fetch a dataset's file with its provenance, and preprocess it into arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qs3orao.datasets import fetch_source, get_spec, load_ordinal, local_spec
+
+from .files import save_array, write_json
+from .runtime import setup_logging
+
+__all__ = ["LOADER_OPTIONS", "dataset_spec", "download_job", "prepare_job"]
+
+LOADER_OPTIONS = ("n_samples", "n_bins", "dedupe", "n_svd_components")
+"""Keys of ``datasets.<name>`` that are options of :func:`qs3orao.datasets.load_ordinal`."""
+
+
+def dataset_spec(name, options, sha256=None):
+    """The dataset ``name`` as configured: a local ``source`` file if given, else the registry's entry.
+
+    Parameters
+    ----------
+    name : str
+    options : dict
+        ``datasets.<name>`` of the configuration.
+    sha256 : str, optional
+        The source file's hash when the plan already computed it.
+
+    Returns
+    -------
+    qs3orao.datasets.DatasetSpec
+    """
+    if options.get("source") is not None:
+        return local_spec(name, options["source"], sha256=sha256)
+    return get_spec(name)
+
+
+def download_job(smk):
+    """Snakemake job of rule ``download``: fetch the dataset (mirror, cache or upstream), write its stamp.
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake.
+    """
+    log = setup_logging(smk.log[0])
+    spec = dataset_spec(smk.wildcards.dataset, smk.params.options, smk.params.sha256)
+    local = fetch_source(spec, cache_dir=smk.params.cache_dir, mirror=smk.params.mirror)
+    log.info("%s: %s from %s (sha256 %s)", spec.name, local.path, local.source, local.sha256)
+    write_json(smk.output[0], {
+        "dataset": spec.name,
+        "file": spec.fname,
+        "source": local.source,
+        "sha256": local.sha256,
+        "sha256_expected": spec.sha256,
+    })
+
+
+def prepare_job(smk):
+    """Snakemake job of rule ``prepare``: write ``X.npy``, ``y.npy`` and ``info.json`` of one dataset.
+
+    The arrays are plain ``.npy`` files so that training jobs can memory-map
+    them and read only the rows of their split.
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake.
+    """
+    log = setup_logging(smk.log[0])
+    name = smk.wildcards.dataset
+    options = {k: v for k, v in smk.params.options.items() if k in LOADER_OPTIONS}
+    data = load_ordinal(dataset_spec(name, smk.params.options, smk.params.sha256), cache_dir=smk.params.cache_dir,
+                        mirror=smk.params.mirror, random_state=smk.params.seed, **options)
+    log.info("%s: X %s, rows per class %s", name, data.X.shape, data.bin_counts.tolist())
+    save_array(smk.output.X, np.ascontiguousarray(data.X, dtype=np.float64))
+    save_array(smk.output.y, np.asarray(data.y, dtype=np.int64))
+    write_json(smk.output.info, {
+        "dataset": name,
+        "n_rows": int(data.X.shape[0]),
+        "n_features": int(data.X.shape[1]),
+        "bin_counts": data.bin_counts.tolist(),
+        "options": options,
+        "provenance": {k: v for k, v in data.info.items() if k != "cache"},
+    })

@@ -1,0 +1,46 @@
+"""The environment of one job: its log, its thread pools, its memory peak, the package versions."""
+
+from __future__ import annotations
+
+import logging
+import platform
+import resource
+import sys
+from importlib import metadata
+
+__all__ = ["VERSION_PACKAGES", "setup_logging", "limit_threads", "peak_rss_mb", "package_versions"]
+
+VERSION_PACKAGES = ("qs3orao", "numpy", "scipy", "scikit-learn", "skordinal", "pandas", "snakemake")
+
+
+def setup_logging(log_path):
+    """Send this process's stdout, stderr, warnings and ``logging`` to the rule's log file."""
+    stream = open(log_path, "w", buffering=1)  # noqa: SIM115 - lives as long as the job
+    sys.stdout = sys.stderr = stream
+    logging.basicConfig(stream=stream, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s",
+                        force=True)
+    logging.captureWarnings(True)
+    return logging.getLogger("qs3orao.workflow")
+
+
+def limit_threads(n_threads):
+    """Cap BLAS/OpenMP pools at the job's ``threads`` (the scheduler's accounting)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=int(n_threads))
+
+
+def peak_rss_mb():
+    """Peak resident set size of this process so far, in MiB (Linux ``ru_maxrss``)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def package_versions():
+    """Versions of the packages that determine a result, plus Python's."""
+    versions = {"python": platform.python_version()}
+    for name in VERSION_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions

@@ -1,0 +1,139 @@
+"""One training job: fit a method on one (dataset, trial, unlabeled size) and score the unlabeled rows."""
+
+from __future__ import annotations
+
+import time
+import traceback
+
+import numpy as np
+
+from baselines import MemoryBudgetExceeded
+from baselines.registry import get_method
+from qs3orao.datasets import semisupervised_split
+from qs3orao.metrics import accuracy, binary_auc, mean_absolute_error
+
+from .configuration import build_estimator
+from .design import parse_size, trial_seed
+from .files import read_json, write_json
+from .runtime import limit_threads, package_versions, peak_rss_mb, setup_logging
+
+__all__ = ["unlabeled_scores", "unlabeled_auc", "fit_and_score", "train_job"]
+
+
+def unlabeled_scores(estimator, X_train, labeled, fitted_on_all):
+    """Scores of the unlabeled training rows: the fit's own when it kept them, else ``decision_function``."""
+    own = getattr(estimator, "train_scores_", None)
+    if fitted_on_all and own is not None and len(own) == len(X_train):
+        return own[~labeled]
+    return estimator.decision_function(X_train[~labeled])
+
+
+def unlabeled_auc(y_true, scores, n_classes):
+    """Ordinal AUC (the paper's Equation (2)) over the splits with rows on both sides.
+
+    A small unlabeled pool can miss an extreme class (e.g. ``esl``'s nine
+    levels), leaving a split without positives or negatives; such splits are
+    left out of the mean and the number used is returned.
+
+    Parameters
+    ----------
+    y_true : ndarray of int, shape (n,)
+        Labels ``0 .. n_classes - 1``.
+    scores : ndarray, shape (n,) or (n, n_classes - 1)
+        One score per row, or one column per split.
+    n_classes : int
+
+    Returns
+    -------
+    auc : float
+    n_scored_splits : int
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    splits = [j for j in range(n_classes - 1) if (y_true <= j).any() and (y_true > j).any()]
+    aucs = [binary_auc(y_true > j, scores if scores.ndim == 1 else scores[:, j]) for j in splits]
+    return float(np.mean(aucs)), len(splits)
+
+
+def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled):
+    """Do the work of one job, filling ``record`` in place; exceptions propagate."""
+    X_all = np.load(X_path, mmap_mode="r")
+    y_all = np.load(y_path)
+    split = semisupervised_split(y_all, n_labeled=n_labeled, seed=record["seed"],
+                                 n_unlabeled=parse_size(record["size"]))
+    X = np.array(X_all[split.train_idx])  # only this job's rows are read from disk
+    del X_all
+    labeled = split.labeled_mask
+    record.update(n_labeled=split.n_labeled, n_unlabeled=split.n_unlabeled, n_features=int(X.shape[1]),
+                  n_classes=int(np.unique(y_all).size))
+
+    estimator, record["params"] = build_estimator(spec, seed=record["seed"], tuned=tuned)
+    fit_on_all = not get_method(spec["method"]).labeled_only
+    X_fit, y_fit = (X, split.y_train) if fit_on_all else (X[labeled], split.y_train[labeled])
+    record["rss_before_fit_mb"] = peak_rss_mb()
+    log.info("fitting %r on %d rows (%d labeled)", estimator, len(y_fit), int(labeled.sum()))
+    start = time.perf_counter()
+    estimator.fit(X_fit, y_fit)
+    record["fit_time"] = time.perf_counter() - start
+    if getattr(estimator, "memory_estimate_", None) is not None:
+        record["memory_estimate_mb"] = estimator.memory_estimate_ / 2**20
+    start = time.perf_counter()
+    scores = unlabeled_scores(estimator, X, labeled, fit_on_all)
+    record["predict_time"] = time.perf_counter() - start
+    auc, n_scored = unlabeled_auc(split.y_true[~labeled], scores, record["n_classes"])
+    predicted = estimator.predict(X[~labeled])  # labels from the fitted thresholds
+    record.update(mae=mean_absolute_error(split.y_true[~labeled], predicted),
+                  accuracy=accuracy(split.y_true[~labeled], predicted))
+    record.update(auc=auc, auc_splits=n_scored, status="ok", reason="")
+    log.info("auc %.6f, fit %.2f s", auc, record["fit_time"])
+
+
+def train_job(smk):
+    """Snakemake job of rule ``train``: train, evaluate and write the result file of one design point.
+
+    The result is always written, with ``status`` ``ok``, ``out_of_memory_budget``
+    (the method refused a size whose arrays exceed its budget, before
+    allocating them) or ``failed`` (any other error; the traceback is in the
+    log), so one failing point never stops the study.
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake.
+    """
+    log = setup_logging(smk.log[0])
+    wildcards = smk.wildcards
+    spec = smk.params.spec
+    tuning = read_json(smk.input.tuned) if smk.input.get("tuned") else {}
+    tuned = tuning.get("best_params", {})
+    record = {
+        "dataset": wildcards.dataset,
+        "method": wildcards.method,
+        "base_method": spec["method"],
+        "trial": int(wildcards.trial),
+        "seed": trial_seed(wildcards.dataset, int(wildcards.trial), smk.params.base_seed),
+        "size": wildcards.size,
+        "params": {**spec["params"], **tuned},
+        "tuned": bool(tuned),
+        "tuning_status": tuning.get("status", "none"),
+        "memory_budget_mb": spec["memory_budget_mb"],
+        "auc": None,
+        "auc_splits": None,
+        "mae": None,
+        "accuracy": None,
+        "fit_time": None,
+        "predict_time": None,
+        "memory_estimate_mb": None,
+        "versions": package_versions(),
+    }
+    with limit_threads(smk.threads):
+        try:
+            fit_and_score(smk.input.X, smk.input.y, spec, tuned, record, log, n_labeled=smk.params.n_labeled)
+        except MemoryBudgetExceeded as error:
+            record.update(status="out_of_memory_budget", reason=" ".join(str(error).split()),
+                          memory_estimate_mb=error.estimate_bytes / 2**20)
+            log.info("stopped: %s", error)
+        except Exception as error:  # noqa: BLE001 - recorded as a failed point, the study goes on
+            record.update(status="failed", reason=" ".join(f"{type(error).__name__}: {error}".split()))
+            log.error("failed:\n%s", traceback.format_exc())
+    record["peak_memory_mb"] = peak_rss_mb()
+    write_json(smk.output[0], record)

@@ -1,0 +1,91 @@
+"""One tuning job: cross-validate a method's hyperparameters on one trial's split."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from baselines.model_selection import cross_validate_params
+from baselines.registry import TuningGrid, tuning_grid
+from qs3orao.datasets import semisupervised_split
+
+from .configuration import build_estimator
+from .design import parse_size, trial_seed
+from .files import write_json
+from .runtime import limit_threads, setup_logging
+
+__all__ = ["resolve_grid", "fixed_params", "tune_job"]
+
+
+def resolve_grid(method, grid):
+    """The :class:`baselines.registry.TuningGrid` of a configured search space.
+
+    Parameters
+    ----------
+    method : str
+        Registered method name.
+    grid : "registry" or dict
+        ``"registry"``: the paper's staged search (the method's registered grid);
+        a mapping parameter -> values: their full product, nothing else.
+    """
+    if grid == "registry":
+        return tuning_grid(method)
+    return TuningGrid(grid={name: tuple(values) for name, values in grid.items()})
+
+
+def fixed_params(spec, grid, seed):
+    """Parameters every fit of the search shares: :func:`build_estimator`'s, minus the searched ones."""
+    estimator, _ = build_estimator(spec, seed=seed)
+    given = set(spec["params"]) | {"random_state", "memory_budget"}
+    searched = set(grid.grid) | {grid.split_param}
+    return {name: value for name, value in estimator.get_params().items() if name in given - searched}
+
+
+def tune_job(smk):
+    """Snakemake job of rule ``tune``: search ``grid`` by k-fold cross-validation over the trial's labeled rows.
+
+    The unlabeled rows given to every fold are the first ``tuning.n_unlabeled``
+    of the trial's unlabeled pool (the split function nests pools, so they are
+    a subset of every larger pool of the same trial). Writes the best
+    parameters and the whole search record. A search that cannot run (a fold
+    without both sides of a split, a fit over the memory budget) is recorded
+    with its reason and no best parameters, so the trial's training jobs use
+    the configured parameters and say so (``tuned`` is false).
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake.
+    """
+    log = setup_logging(smk.log[0])
+    spec = smk.params.spec
+    seed = trial_seed(smk.wildcards.dataset, int(smk.wildcards.trial), smk.params.base_seed)
+    X_all = np.load(smk.input.X, mmap_mode="r")
+    y_all = np.load(smk.input.y)
+    available = y_all.size - smk.params.n_labeled
+    size = parse_size(smk.params.n_unlabeled)
+    split = semisupervised_split(y_all, n_labeled=smk.params.n_labeled, seed=seed,
+                                 n_unlabeled=available if size is None else min(size, available))
+    X = np.array(X_all[split.train_idx])
+    grid = resolve_grid(spec["method"], smk.params.grid)
+    fixed = fixed_params(spec, grid, seed)
+    log.info("%s on %s trial %s: %s, fixed %s", spec["method"], smk.wildcards.dataset, smk.wildcards.trial,
+             grid, fixed)
+    record = {"dataset": smk.wildcards.dataset, "method": smk.wildcards.method, "seed": seed,
+              "n_labeled": split.n_labeled, "n_unlabeled": split.n_unlabeled,
+              "grid": {"grid": grid.grid, "split_param": grid.split_param, "split_values": grid.split_values},
+              "status": "ok", "reason": "", "best_params": {}, "best_score": None, "search": []}
+    start = time.perf_counter()
+    with limit_threads(smk.threads):
+        try:
+            result = cross_validate_params(spec["method"], X, split.y_train, grid, n_folds=smk.params.n_folds,
+                                           random_state=seed, fixed_params=fixed)
+            record.update(best_params=result.best_params, best_score=result.best_score, search=result.table)
+            log.info("best %s (cv auc %.4f)", result.best_params, result.best_score)
+        except (ValueError, MemoryError) as error:  # the trial is trained on the configured parameters instead
+            status = "out_of_memory_budget" if isinstance(error, MemoryError) else "failed"
+            record.update(status=status, reason=" ".join(f"{type(error).__name__}: {error}".split()))
+            log.exception("search failed; the training jobs fall back to the configured parameters")
+    record["time"] = time.perf_counter() - start
+    write_json(smk.output[0], record)
