@@ -16,7 +16,8 @@ exponent of ``cost ~ size^p`` is fitted on log-log axes.
 * ``exact_time_vs_n``, ``exact_memory_vs_n``: :func:`qs3orao.exact.exact_solution`,
   a dense ``n x n`` linear solve, standing in for the exact baselines.
 
-The criteria are declared here, before any measurement.
+The sweeps' sizes, repeats and the verdict criteria live in the study's design file
+(``workflow/config/theory.yaml``).
 """
 
 from __future__ import annotations
@@ -31,26 +32,7 @@ from .._reference import reference_fit
 from ..engine import train
 from ..exact import exact_solution
 
-__all__ = ["EXPONENT_TOLERANCE", "CLAIMED_EXPONENTS", "SWEEPS", "make_data", "run_sweep", "fit_exponent",
-           "exponent_verdict"]
-
-# --- Verdict criteria (declared before any measurement) ---------------------
-#: A claimed O(size^p) is "consistent" when the fitted exponent's interval
-#: starts at or below p + EXPONENT_TOLERANCE (a big-O is an upper bound).
-EXPONENT_TOLERANCE = 0.3
-#: Confidence level of the exponent's interval.
-CONFIDENCE = 0.95
-#: The exponent Table 1 implies for each sweep (None: no claim, measured for reference).
-CLAIMED_EXPONENTS = {
-    "literal_time_vs_t": 2.0,
-    "engine_time_vs_t": 2.0,
-    "engine_time_vs_n": None,
-    "engine_memory_vs_n": 1.0,
-    "engine_memory_vs_t": 0.0,
-    "exact_time_vs_n": 3.0,
-    "exact_memory_vs_n": 2.0,
-}
-# ---------------------------------------------------------------------------
+__all__ = ["SWEEPS", "make_data", "run_sweep", "fit_exponent"]
 
 _N_FEATURES = 5
 _N_CLASSES = 3
@@ -99,13 +81,10 @@ SWEEPS = {
 }
 
 
-def _seconds(call, repeats):
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - start)
-    return best
+def _seconds(call):
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
 
 
 def _peak_mb(call):
@@ -117,7 +96,7 @@ def _peak_mb(call):
         tracemalloc.stop()
 
 
-def run_sweep(name, sizes, settings, *, repeats=2):
+def run_sweep(name, sizes, settings, *, repeats):
     """Measure one sweep.
 
     Parameters
@@ -128,36 +107,35 @@ def run_sweep(name, sizes, settings, *, repeats=2):
     settings : dict
         ``literal_n``, ``engine_n``, ``engine_t`` and ``m`` (frequencies per block).
     repeats : int
-        Timings keep the fastest of this many calls.
+        Timings are repeated this many times (every repeat is recorded); peak
+        memory is deterministic and measured once.
 
     Returns
     -------
     list of dict
-        One record per size: ``sweep``, ``size_name``, ``size``, ``quantity``, ``value``.
+        One record per size and repeat: ``sweep``, ``size_name``, ``size``,
+        ``quantity``, ``repeat``, ``value``.
     """
     size_name, factory, quantity = SWEEPS[name]
     records = []
     for size in sizes:
         call = factory(int(size), settings)
-        value = _seconds(call, repeats) if quantity == "seconds" else _peak_mb(call)
-        records.append({"sweep": name, "size_name": size_name, "size": int(size),
-                        "quantity": quantity, "value": float(value)})
+        values = [_seconds(call) for _ in range(repeats)] if quantity == "seconds" else [_peak_mb(call)]
+        records += [{"sweep": name, "size_name": size_name, "size": int(size), "quantity": quantity,
+                     "repeat": r, "value": float(v)} for r, v in enumerate(values)]
     return records
 
 
-def fit_exponent(sizes, values):
-    """Least-squares exponent ``p`` of ``value ~ size^p`` with its confidence interval.
+def fit_exponent(sizes, values, *, confidence):
+    """Least-squares exponent ``p`` of ``value ~ size^p`` on the medians per size, with its confidence interval.
 
     Returns
     -------
     slope, low, high : float
     """
-    fit = stats.linregress(np.log(sizes), np.log(values))
-    half = stats.t.ppf(0.5 + CONFIDENCE / 2.0, len(sizes) - 2) * fit.stderr
+    sizes, values = np.asarray(sizes), np.asarray(values, dtype=np.float64)
+    unique = np.unique(sizes)
+    medians = np.array([np.median(values[sizes == s]) for s in unique])
+    fit = stats.linregress(np.log(unique), np.log(medians))
+    half = stats.t.ppf(0.5 + confidence / 2.0, unique.size - 2) * fit.stderr
     return float(fit.slope), float(fit.slope - half), float(fit.slope + half)
-
-
-def exponent_verdict(name, low):
-    """``True`` when the claim of sweep ``name`` is consistent with an exponent interval starting at ``low``."""
-    claimed = CLAIMED_EXPONENTS[name]
-    return None if claimed is None else bool(low <= claimed + EXPONENT_TOLERANCE)
