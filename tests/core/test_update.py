@@ -75,3 +75,28 @@ def test_each_step_shrinks_earlier_coefficients_by_the_current_step():
     # f_{t+2} = (1 - eta lam) f_{t+1} + alpha_{t+1} phi_{t+1}: the new block adds exactly its own term.
     new_term = fourier_features(X, frequency_block(3, t + 1, 4, X.shape[1], 1.0)) @ longer.coef_[t]
     np.testing.assert_allclose(longer.train_scores_, shrink * short.train_scores_ + new_term, atol=1e-12)
+
+
+@pytest.mark.parametrize("step_offset", [0.0, 7.0, 2.5])
+def test_offset_schedule_step_is_minus_the_offset_step_times_the_gradient(step_offset):
+    """The first fitted coefficient is -theta / (1 + t0) times the finite-difference gradient at f = 0."""
+    X, y, _ = ordinal_problem(n=80, n_labeled=30, k=4)
+    theta, seed, m = 3.0, 4, 6
+    model = QS3ORAO(n_iter=1, lam=0.4, theta=theta, step_offset=step_offset, n_components=m, batch_size=3,
+                    tradeoff=[0.3, 0.6, 0.0], random_state=seed).fit(X, y)
+    assert model.step_offset_ == step_offset
+    X, codes, _, tradeoff = check_semisupervised(X, y, tradeoff=[0.3, 0.6, 0.0])
+    splits, unlabeled = split_members(codes, 3)
+    draws = draw_rows(sampling_rng(seed), splits, unlabeled, tradeoff, batch_size=3)
+    omega = frequency_block(seed, 1, m, X.shape[1], 1.0)
+    gradient = restricted_gradient(X, tradeoff, draws, np.zeros(X.shape[0]), omega)
+    np.testing.assert_allclose(model.coef_[0], -theta / (1 + step_offset) * gradient, atol=1e-5)
+
+
+def test_offset_schedule_shrinks_earlier_coefficients_by_the_offset_step():
+    X, y, _ = ordinal_problem()
+    lam, theta, t, t0 = 0.4, 3.0, 12, 5.0
+    short = QS3ORAO(n_iter=t, lam=lam, theta=theta, step_offset=t0, n_components=4, random_state=3).fit(X, y)
+    longer = QS3ORAO(n_iter=t + 1, lam=lam, theta=theta, step_offset=t0, n_components=4, random_state=3).fit(X, y)
+    np.testing.assert_allclose(longer.coef_[:t], (1 - theta / (t + 1 + t0) * lam) * short.coef_,
+                               rtol=1e-12, atol=1e-15)
