@@ -223,7 +223,7 @@ def check_claim4(*, max_integer, max_exact_t, denominators, float_t):
 
 
 
-def check_algorithm1(*, cases, seed, finite_difference_step, lam):
+def check_algorithm1(*, cases, seed, finite_difference_step, lam, shrink_steps):
     """Algorithm 1 as printed against the gradient, on random sampled steps.
 
     For each case: a random problem state ``F``, one draw of rows and one
@@ -238,7 +238,8 @@ def check_algorithm1(*, cases, seed, finite_difference_step, lam):
         ``cases``; ``printed_deviation`` and ``gradient_deviation``: the largest
         relative deviation ``||d - g||_inf / ||g||_inf`` from the
         finite-difference gradient ``g``; ``shrink_deviation``: the largest
-        relative deviation of line 12's factors from the gradient step's.
+        relative deviation of line 12's factors from the gradient step's over
+        ``shrink_steps`` steps ``eta_t = 1 / t``; and the settings.
     """
     from ..objective import split_members
     from ..stochastic import draw_rows, gradient_weights
@@ -262,11 +263,12 @@ def check_algorithm1(*, cases, seed, finite_difference_step, lam):
         scale = np.abs(reference).max()
         printed = max(printed, float(np.abs(printed_direction(X, F, draws, tradeoff, omega) - reference).max() / scale))
         gradient = max(gradient, float(np.abs(weights @ fourier_features(X[rows], omega) - reference).max() / scale))
-    etas = 1.0 / np.arange(1, 21)
+    etas = 1.0 / np.arange(1, shrink_steps + 1)
     factors = gradient_shrink_factors(etas, lam)
     shrink = float(np.max(np.abs(printed_shrink_factors(etas, lam) - factors) / np.abs(factors)))
     return {"cases": cases, "printed_deviation": printed, "gradient_deviation": gradient,
-            "shrink_deviation": shrink}
+            "shrink_deviation": shrink, "finite_difference_step": finite_difference_step, "lam": lam,
+            "shrink_steps": shrink_steps}
 
 
 def check_appendix_thresholds(*, cases, seed, max_rows, classes):

@@ -2,27 +2,15 @@
 
 import numpy as np
 import pytest
-from scipy.optimize import approx_fprime
 
 from qs3orao import QS3ORAO
 from qs3orao._validation import check_semisupervised
 from qs3orao.kernels import fourier_features, frequency_block, sampling_rng
-from qs3orao.objective import pair_risk, split_members
+from qs3orao.objective import split_members
 from qs3orao.stochastic import draw_rows, gradient_weights
+from qs3orao.theory.algorithm_printed import printed_direction, sampled_risk_gradient
 
 from .problems import ordinal_problem
-
-from .test_objective import brute_pairs
-
-
-def sampled_risk(scores, draws, tradeoff):
-    """Equation (9) on the sampled rows, by explicit pairwise sums."""
-    total = 0.0
-    for (p, n, u), g in zip(draws, tradeoff):
-        total += g * brute_pairs(scores(p), scores(n))
-        if g < 1:
-            total += (1 - g) * (brute_pairs(scores(p), scores(u)) + brute_pairs(scores(u), scores(n)) - 0.5)
-    return total / tradeoff.size
 
 
 @pytest.fixture
@@ -38,9 +26,7 @@ def step_setup():
 
 def restricted_gradient(X, tradeoff, draws, F0, omega):
     """Finite-difference gradient in the new block's weights ``w`` of ``R(f + w . phi_omega)`` at ``w = 0``."""
-    def risk(w):
-        return sampled_risk(lambda rows: F0[rows] + fourier_features(X[rows], omega) @ w, draws, tradeoff)
-    return approx_fprime(np.zeros(2 * omega.shape[0]), risk, 1e-7)
+    return sampled_risk_gradient(X, F0, draws, tradeoff, omega, step=1e-7)
 
 
 def test_coefficient_update_is_minus_step_times_the_restricted_gradient(step_setup):
@@ -54,14 +40,7 @@ def test_coefficient_update_is_minus_step_times_the_restricted_gradient(step_set
 def test_algorithm_1_as_printed_is_not_the_gradient(step_setup):
     """Algorithm 1 attaches l_5 to phi(x_n) and l_6 to phi(x_u); Equation (11) does the opposite."""
     X, tradeoff, draws, F0, omega = step_setup
-    pseudo = np.zeros(2 * omega.shape[0])
-    for (p, n, u), g in zip(draws, tradeoff):
-        phi = lambda rows: fourier_features(X[rows], omega)  # noqa: E731
-        _, l1, l2 = pair_risk(F0[p], F0[n])
-        _, l3, l4 = pair_risk(F0[p], F0[u])
-        _, l5, l6 = pair_risk(F0[u], F0[n])
-        pseudo += g * (l1 @ phi(p) + l2 @ phi(n)) + (1 - g) * (l3 @ phi(p) + l4 @ phi(u) + l5 @ phi(n) + l6 @ phi(u))
-    pseudo /= tradeoff.size
+    pseudo = printed_direction(X, F0, draws, tradeoff, omega)
     assert not np.allclose(pseudo, restricted_gradient(X, tradeoff, draws, F0, omega), atol=1e-3)
 
 

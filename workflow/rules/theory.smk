@@ -26,7 +26,6 @@ rule theory_convergence:
     output:
         records=f"{THEORY_OUT}/convergence.csv",
         problems=f"{THEORY_OUT}/problems.csv",
-        skipped=f"{THEORY_OUT}/skipped_schedules.json",
     threads: 2
     log:
         "results/theory/logs/convergence.log",
@@ -56,7 +55,6 @@ rule theory_ledger:
         design=THEORY_DESIGN,
         convergence=f"{THEORY_OUT}/convergence.csv",
         problems=f"{THEORY_OUT}/problems.csv",
-        skipped=f"{THEORY_OUT}/skipped_schedules.json",
         complexity=f"{THEORY_OUT}/complexity.csv",
         results_table=[THEORY_RESULTS_TABLE] if THEORY_RESULTS_TABLE else [],
     output:
@@ -90,8 +88,7 @@ rule theory_figures:
 rule theory_manifest:
     input:
         design=THEORY_DESIGN,
-        outputs=THEORY_DATA + [f"{THEORY_OUT}/skipped_schedules.json", f"{THEORY_OUT}/claims_ledger.md",
-                               f"{THEORY_OUT}/claims_ledger.csv"]
+        outputs=THEORY_DATA + [f"{THEORY_OUT}/claims_ledger.md", f"{THEORY_OUT}/claims_ledger.csv"]
         + expand(f"{THEORY_OUT}/{{name}}.{{ext}}", name=THEORY_FIGURES, ext=["png", "pdf"]),
     output:
         f"{THEORY_OUT}/manifest.json",

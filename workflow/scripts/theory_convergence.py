@@ -1,7 +1,6 @@
-"""Snakemake adapter: the convergence study of the design -> tidy records, the problems' constants, skipped schedules."""
+"""Snakemake adapter: the convergence study of the design -> tidy records and the problems' constants."""
 
 import contextlib
-import json
 import os
 import sys
 
@@ -15,13 +14,10 @@ def main(smk):
     def progress(done, total):
         print(f"convergence: {done}/{total} runs", file=sys.stderr, flush=True)
 
-    records, problems, skipped = run_convergence(design, n_jobs=smk.threads, progress=progress)
+    records, problems = run_convergence(design, n_jobs=smk.threads, progress=progress)
     for frame, path in ((records, smk.output.records), (problems, smk.output.problems)):
         frame.to_csv(path + ".tmp", index=False, float_format="%.6g")
         os.replace(path + ".tmp", path)
-    with open(smk.output.skipped + ".tmp", "w") as handle:
-        json.dump(skipped, handle, indent=2)
-    os.replace(smk.output.skipped + ".tmp", smk.output.skipped)
 
 
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
@@ -78,8 +77,6 @@ def assemble_ledger(inputs, outputs):
     design = load_design(inputs.design)
     records = pd.read_csv(inputs.convergence)
     problems = pd.read_csv(inputs.problems)
-    with open(inputs.skipped) as handle:
-        skipped = json.load(handle)
     summary = summarise(records, problems, design["convergence"]["criteria"])
     summary.to_csv(outputs.summary + ".tmp", index=False, float_format="%.6g")
     os.replace(outputs.summary + ".tmp", outputs.summary)
@@ -92,7 +89,7 @@ def assemble_ledger(inputs, outputs):
     claims = build_claims(
         checks=run_checks(design, m1), summary=summary, settings=study_settings(design), design=design,
         exponents=exponents_of(pd.read_csv(inputs.complexity), design["complexity"]["criteria"]["confidence"]),
-        skipped=skipped, empirical=empirical, empirical_reason=reason)
+        empirical=empirical, empirical_reason=reason)
     write_ledger(claims, outputs.md, outputs.csv,
                  header=HEADER.format(design=inputs.design, sha=design_sha256(inputs.design)),
                  footer=history_markdown(design["history"]))

@@ -173,13 +173,13 @@ def row_algorithm1(a1, tolerance):
               "of the objective",
         "Algorithm 1; Sec. 'Update Rules' Eq. (11)",
         f"qs3orao.theory.algorithm_printed against finite differences of the sampled risk (step "
-        f"{a1.get('finite_difference_step', 'see design')}) on {a1['cases']} random steps; criterion: relative "
+        f"{a1['finite_difference_step']:g}) on {a1['cases']} random steps; criterion: relative "
         f"deviation <= {tolerance:g}. Line 12 against the gradient's shrink prod_(i>j) (1 - eta_i lam).",
         v.difference_verdict(max(a1["printed_deviation"], a1["shrink_deviation"]), tolerance),
         f"Printed line 11: relative deviation {a1['printed_deviation']:.3g} from the gradient (l_5 belongs to "
         f"phi(x_u), l_6 to phi(x_n)); the project's update: {a1['gradient_deviation']:.1e}. Printed line 12: "
-        f"shrink factors off by up to {a1['shrink_deviation']:.3g} (relative) over 20 steps of theta/t with "
-        "theta*lambda = the design's lam; the gradient step shrinks every coefficient by the current (1 - eta_i lam).")
+        f"shrink factors off by up to {a1['shrink_deviation']:.3g} (relative) over {a1['shrink_steps']} steps "
+        f"eta_t = 1/t with lambda = {a1['lam']:g}; the gradient step shrinks every coefficient by the current (1 - eta_i lam).")
 
 
 def row_assumption3(a3, m1_fixed, summary, doublings):
@@ -357,26 +357,28 @@ def row_transient(summary, criteria):
                             rank=criteria["transient_rank"]),
         f"{len(strong)}/{len(primary)} cells predicted to amplify by more than {criteria['transient_min']:g}; "
         f"{int((gap <= criteria['transient_decades']).sum())} of them within {criteria['transient_decades']:g} "
-        f"decades. Curvature h = {primary.groupby('instance')['theta'].size().to_dict()} cells per instance. Largest "
+        f"decades. Largest curvature h (independent of lambda): "
+        + ", ".join(f"instance {i}: {h:.3g}" for i, h in primary.groupby("instance")["curvature"].max().items())
+        + ". Largest "
         f"measured peak: {_cell(worst)}: measured {worst['measured_peak']:.3g}, predicted "
         f"{worst['predicted_peak']:.3g} (at t = {worst['predicted_t_peak']}). The factor exceeds 1 while "
         "theta (lam + h)/t > 2: small lambda at fixed theta*lambda means a large theta, hence a long, steep transient "
         "inside the theorem's range.")
 
 
-def row_offset(summary, criteria, skipped):
-    reason = skipped.get("offset_auto")
+def row_offset(summary, criteria):
     claim = ("Project (issue 13): the offset schedule (QS3ORAO step_offset='auto', eta_t = theta/(t + t0)) removes "
              "the transient and keeps the rate")
     where = "issue 13; README 'step schedule'"
-    if reason is not None or "offset_auto" not in set(summary["schedule"]):
+    if "offset_auto" not in set(summary["schedule"]):
         return Claim("O", claim, where, "The theory study runs both schedules over its lambda grid (batch 1).",
-                     v.not_evaluated(), reason or "no offset-schedule cells in the run")
+                     v.not_evaluated(), "the design runs no offset_auto schedule")
     offset = summary[summary["schedule"] == "offset_auto"].set_index(["instance", "lam", "theta_lam"])
     paper = _primary(summary).set_index(["instance", "lam", "theta_lam"]).loc[offset.index]
     pairs = list(zip(paper["error_mean_rate"], offset["error_mean_rate"]))
     verdict = v.offset_verdict(offset["measured_peak"], pairs, peak_limit=criteria["offset_peak"])
     worst = offset["measured_peak"].replace(np.inf, np.finfo(float).max).idxmax()
+    where_worst = f"{worst[0]}, lam = {worst[1]:g}, theta*lam = {worst[2]:g}"
     lost = sum(p == "consistent" and o != "consistent" for p, o in pairs)
     return Claim(
         "O", claim, where,
@@ -384,7 +386,7 @@ def row_offset(summary, criteria, skipped):
         f"{criteria['offset_peak']:g} in every cell; keeps the rate: no cell consistent with O(1/t) under the "
         "paper's schedule becomes slower (inconclusive if it becomes inconclusive).",
         verdict,
-        f"Largest measured peak with the offset: {offset['measured_peak'].max():.3g} at {worst} (paper's schedule "
+        f"Largest measured peak with the offset: {offset['measured_peak'].max():.3g} at {where_worst} (paper's schedule "
         f"there: {paper.loc[worst, 'measured_peak']:.3g}); cells consistent under the paper's schedule and not under "
         f"the offset: {lost}/{len(pairs)}; offset rate classes: "
         + ", ".join(f"{k} {n}" for k, n in sorted(offset['error_mean_rate'].value_counts().to_dict().items())) + ".")
@@ -431,7 +433,7 @@ def rows_empirical(empirical, reason):
     return rows
 
 
-def build_claims(*, checks, summary, settings, design, exponents, skipped, empirical, empirical_reason):
+def build_claims(*, checks, summary, settings, design, exponents, empirical, empirical_reason):
     """All ledger rows, in claim order.
 
     Parameters
@@ -446,8 +448,6 @@ def build_claims(*, checks, summary, settings, design, exponents, skipped, empir
     design : dict
     exponents : dict
         Sweep name to ``(slope, low, high)``.
-    skipped : dict
-        Schedules not run, with reasons.
     empirical : dict or None
     empirical_reason : str
     """
@@ -460,7 +460,7 @@ def build_claims(*, checks, summary, settings, design, exponents, skipped, empir
         row_algorithm1(c["algorithm1"], design["checks"]["algorithm1"]["tolerance"]),
         row_assumption3(c["assumption3"], m1, summary, design["checks"]["assumption3"]["doublings"]),
         *rows_convergence(summary, settings, criteria), *rows_rate(summary, settings, criteria),
-        row_transient(summary, criteria), row_offset(summary, criteria, skipped),
+        row_transient(summary, criteria), row_offset(summary, criteria),
         row_complexity(exponents, design["complexity"]["criteria"]), row_table1_space(c["table1_space"]),
         row_table2(c["table2"]), row_novelty(), *rows_empirical(empirical, empirical_reason),
     ]

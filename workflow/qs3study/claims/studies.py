@@ -6,12 +6,10 @@ every setting comes from the design.
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pandas as pd
 
-from qs3orao import QS3ORAO
+from qs3orao import schedule
 from qs3orao.theory.bounds import LIPSCHITZ, loss_constant
 from qs3orao.theory.complexity import run_sweep
 from qs3orao.theory.convergence import derivative_bound, largest_curvature, make_problem, run_cells
@@ -54,26 +52,8 @@ def build_problems(design):
 
 
 def resolve_step_offset(value, problem, theta):
-    """The numeric ``t0`` of a schedule ``theta / (t + t0)``.
-
-    A number is used as given. ``"auto"`` is QS3ORAO's own choice: the
-    estimator is fitted for one step with ``step_offset="auto"`` and its fitted
-    ``step_offset_`` is read.
-
-    Returns
-    -------
-    float or None
-        None when QS3ORAO has no ``step_offset`` parameter (the schedule then
-        is not run, and the ledger says so).
-    """
-    if value != "auto":
-        return float(value)
-    if "step_offset" not in inspect.signature(QS3ORAO.__init__).parameters:
-        return None
-    y = np.where(problem.codes < 0, -1, problem.codes)
-    model = QS3ORAO(n_iter=1, batch_size=1, n_components=1, gamma=problem.gamma, lam=problem.lam, theta=theta,
-                    tradeoff=problem.tradeoff, step_offset="auto", random_state=0).fit(problem.X, y)
-    return float(model.step_offset_)
+    """The numeric ``t0`` of a schedule ``theta / (t + t0)``: a number as given, ``"auto"`` as QS3ORAO resolves it."""
+    return schedule.resolve_step_offset(value, theta=theta, lam=problem.lam, tradeoff=problem.tradeoff)
 
 
 def build_cells(design, problems):
@@ -81,31 +61,25 @@ def build_cells(design, problems):
 
     Returns
     -------
-    cells : list of dict
-    skipped : dict
-        Schedule name to the reason it was not run.
+    list of dict
     """
     conv = design["convergence"]
-    cells, skipped = [], {}
+    cells = []
     grids = [(conv["primary"], conv["lambdas"], conv["theta_lams"], conv["schedules"]),
              (conv["secondary"], conv["secondary"]["lambdas"], conv["secondary"]["theta_lams"],
               {PAPER_SCHEDULE: conv["schedules"][PAPER_SCHEDULE]})]
     for sampling, lambdas, products, schedules in grids:
-        for schedule, offset in schedules.items():
+        for name, offset in schedules.items():
             for instance in conv["instances"]:
                 for lam in lambdas:
                     for c in products:
                         problem = problems[(instance, float(lam))]
                         t0 = resolve_step_offset(offset, problem, float(c) / float(lam))
-                        if t0 is None:
-                            skipped[schedule] = (f"step_offset={offset!r}: QS3ORAO has no step_offset parameter "
-                                                 "in this version")
-                            continue
                         cells.append({"instance": instance, "lam": float(lam), "theta_lam": float(c),
                                       "batch_size": int(sampling["batch_size"]),
                                       "n_components": int(sampling["n_components"]),
-                                      "schedule": schedule, "step_offset": t0})
-    return cells, skipped
+                                      "schedule": name, "step_offset": t0})
+    return cells
 
 
 def run_convergence(design, *, n_jobs, progress=None):
@@ -117,15 +91,13 @@ def run_convergence(design, *, n_jobs, progress=None):
         Tidy records, one per (cell, seed, checkpoint).
     problems : pandas.DataFrame
         :func:`build_problems`' table.
-    skipped : dict
-        Schedules not run, with the reason.
     """
     conv = design["convergence"]
     problems, table = build_problems(design)
-    cells, skipped = build_cells(design, problems)
+    cells = build_cells(design, problems)
     records = run_cells(cells, problems, seeds=int(conv["seeds"]), n_iter=int(conv["n_iter"]),
                         n_checkpoints=int(conv["n_checkpoints"]), n_jobs=n_jobs, progress=progress)
-    return records, table, skipped
+    return records, table
 
 
 def run_complexity(design, progress=None):

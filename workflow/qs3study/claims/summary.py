@@ -133,6 +133,7 @@ def summarise(records, problems, criteria):
         peak, t_peak = predicted_amplification(theta, lam, float(problem["curvature"]), int(marks[-1]),
                                                row["step_offset"])
         peaks = pivots["peak_error"][:, -1]
+        row["curvature"] = float(problem["curvature"])
         row["predicted_peak"], row["predicted_t_peak"] = peak, t_peak
         row["measured_peak"] = (float(np.mean(peaks)) / float(problem["initial_error"])
                                 if np.isfinite(peaks).all() else float("inf"))
