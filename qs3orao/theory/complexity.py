@@ -34,50 +34,45 @@ from ..exact import exact_solution
 
 __all__ = ["SWEEPS", "make_data", "run_sweep", "fit_exponent"]
 
-_N_FEATURES = 5
-_N_CLASSES = 3
-_TRADEOFF = 0.5
-
-
-def make_data(n, seed=0):
-    """``n`` uniform rows, three classes, half of them unlabeled."""
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(size=(n, _N_FEATURES))
-    y = np.arange(n) % _N_CLASSES
+def make_data(n, o):
+    """``n`` uniform rows with ``o["n_features"]`` features and ``o["n_classes"]`` classes, half unlabeled."""
+    rng = np.random.default_rng(o["seed"])
+    X = rng.uniform(size=(n, o["n_features"]))
+    y = np.arange(n) % o["n_classes"]
     y[rng.permutation(n)[: n // 2]] = -1
     return X, y
 
 
-def _codes(y):
-    return np.where(y < 0, -1, y)
+def _tradeoff(o):
+    return np.full(o["n_classes"] - 1, o["tradeoff"])
 
 
-def _literal(n, t, m):
-    X, y = make_data(n)
-    return lambda: reference_fit(X, _codes(y), np.full(_N_CLASSES - 1, _TRADEOFF), n_iter=t, batch_size=1,
-                                 n_components=m, gamma=1.0, lam=1.0, theta=1.5, seed=0)
+def _literal(n, t, o):
+    X, y = make_data(n, o)
+    return lambda: reference_fit(X, y, _tradeoff(o), n_iter=t, batch_size=1, n_components=o["m"],
+                                 gamma=o["gamma"], lam=o["lam"], theta=o["theta"], seed=o["seed"])
 
 
-def _engine(n, t, m):
-    X, y = make_data(n)
-    return lambda: train(X, _codes(y), np.full(_N_CLASSES - 1, _TRADEOFF), n_iter=t, batch_size=1,
-                         n_components=m, gamma=1.0, lam=1.0, theta=1.5, seed=0, block_storage="regenerate")
+def _engine(n, t, o):
+    X, y = make_data(n, o)
+    return lambda: train(X, y, _tradeoff(o), n_iter=t, batch_size=1, n_components=o["m"], gamma=o["gamma"],
+                         lam=o["lam"], theta=o["theta"], seed=o["seed"], block_storage="regenerate")
 
 
-def _exact(n):
-    X, y = make_data(n)
-    return lambda: exact_solution(X, y, gamma=1.0, lam=1.0, tradeoff=_TRADEOFF)
+def _exact(n, o):
+    X, y = make_data(n, o)
+    return lambda: exact_solution(X, y, gamma=o["gamma"], lam=o["lam"], tradeoff=o["tradeoff"])
 
 
 #: sweep name -> (size name, factory(size, settings) -> zero-argument call, measured quantity)
 SWEEPS = {
-    "literal_time_vs_t": ("t", lambda s, o: _literal(o["literal_n"], s, o["m"]), "seconds"),
-    "engine_time_vs_t": ("t", lambda s, o: _engine(o["engine_n"], s, o["m"]), "seconds"),
-    "engine_time_vs_n": ("n", lambda s, o: _engine(s, o["engine_t"], o["m"]), "seconds"),
-    "engine_memory_vs_n": ("n", lambda s, o: _engine(s, o["engine_t"], o["m"]), "peak_mb"),
-    "engine_memory_vs_t": ("t", lambda s, o: _engine(o["engine_n"], s, o["m"]), "peak_mb"),
-    "exact_time_vs_n": ("n", lambda s, o: _exact(s), "seconds"),
-    "exact_memory_vs_n": ("n", lambda s, o: _exact(s), "peak_mb"),
+    "literal_time_vs_t": ("t", lambda s, o: _literal(o["literal_n"], s, o), "seconds"),
+    "engine_time_vs_t": ("t", lambda s, o: _engine(o["engine_n"], s, o), "seconds"),
+    "engine_time_vs_n": ("n", lambda s, o: _engine(s, o["engine_t"], o), "seconds"),
+    "engine_memory_vs_n": ("n", lambda s, o: _engine(s, o["engine_t"], o), "peak_mb"),
+    "engine_memory_vs_t": ("t", lambda s, o: _engine(o["engine_n"], s, o), "peak_mb"),
+    "exact_time_vs_n": ("n", lambda s, o: _exact(s, o), "seconds"),
+    "exact_memory_vs_n": ("n", lambda s, o: _exact(s, o), "peak_mb"),
 }
 
 
@@ -105,7 +100,9 @@ def run_sweep(name, sizes, settings, *, repeats):
         A key of :data:`SWEEPS`.
     sizes : sequence of int
     settings : dict
-        ``literal_n``, ``engine_n``, ``engine_t`` and ``m`` (frequencies per block).
+        ``literal_n``, ``engine_n``, ``engine_t`` (the fixed sizes), ``m`` (frequencies
+        per block), and the data and solver: ``n_features``, ``n_classes``,
+        ``tradeoff``, ``gamma``, ``lam``, ``theta``, ``seed``.
     repeats : int
         Timings are repeated this many times (every repeat is recorded); peak
         memory is deterministic and measured once.

@@ -119,7 +119,9 @@ def predicted_amplification(theta, lam, curvature, n_iter, step_offset=0.0):
     t_peak : int
         The ``t`` where it is reached (0 for no amplification).
     """
-    log_factors = 2.0 * np.log(np.abs(1.0 - step_sizes(theta, n_iter, step_offset) * (lam + curvature)))
+    with np.errstate(divide="ignore"):
+        # a factor of exactly 0 zeroes the product from there on (log -inf)
+        log_factors = 2.0 * np.log(np.abs(1.0 - step_sizes(theta, n_iter, step_offset) * (lam + curvature)))
     running = np.concatenate([[0.0], np.cumsum(log_factors)])
     t_peak = int(np.argmax(running))
     return float(np.exp(running[t_peak])), t_peak
