@@ -1,9 +1,13 @@
 # Theory stage: the claims ledger (issues 6, 12). Every setting of the studies lives in the
 # pre-registered design file, config["theory"]["design"] (default workflow/config/theory.yaml);
 # the outputs go to config["theory"]["out"] (default figures/theory/), where the tidy data are committed with the ledger.
+import os
+
 import yaml
 
-THEORY_DESIGN = config.get("theory", {}).get("design", "workflow/config/theory.yaml")
+# A relative design path is read from the repository (the working directory may be elsewhere).
+_THEORY_DESIGN = config.get("theory", {}).get("design", "workflow/config/theory.yaml")
+THEORY_DESIGN = os.path.relpath(os.path.join(workflow.basedir, _THEORY_DESIGN))
 with open(THEORY_DESIGN) as _handle:
     _THEORY = yaml.safe_load(_handle)
 THEORY_OUT = config.get("theory", {}).get("out", "figures/theory")

@@ -124,7 +124,9 @@ def bounds_figure(summary):
                          norm=LogNorm(vmin=1e-3, vmax=1e3))
         for (i, j), value in np.ndenumerate(values):
             label = "inf" if np.isinf(value) else ("-" if np.isnan(value) else f"{value:.0e}")
-            ax.text(j, i, label, ha="center", va="center", fontsize=6)
+            dark = not np.isfinite(value) or abs(np.log10(max(value, 1e-300))) > 1.5
+            ax.text(j, i, label, ha="center", va="center", fontsize=7,
+                    color="w" if dark and not np.isnan(value) else "k")
         ax.set_xticks(range(table.shape[1]), [f"{x:g}" for x in table.columns], rotation=45)
         ax.set_yticks(range(table.shape[0]), [f"{y:g}" + (" *" if in_lemma2_domain(y) else "") for y in table.index])
         ax.set_xlabel("lambda")
@@ -169,8 +171,10 @@ def lemma2_figure(products, t_values):
 
     ratio = lemma2_grid(products, t_values)
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    mesh = ax.pcolormesh(t_values, products, ratio, norm=LogNorm(vmin=0.1, vmax=max(10.0, ratio.max())),
-                         cmap="RdBu_r", shading="nearest")
+    top = max(10.0, ratio.max())
+    # symmetric on the log scale, so that white is the lemma's bound, 1
+    mesh = ax.pcolormesh(t_values, products, ratio, norm=LogNorm(vmin=1.0 / top, vmax=top), cmap="RdBu_r",
+                         shading="nearest")
     ax.contour(t_values, products, ratio, levels=[1.0 + 1e-9], colors="k", linewidths=0.8)
     fig.colorbar(mesh, ax=ax, label="max_i |a_t^i| / (theta / t)  (Lemma 2 claims <= 1)")
     ax.axhspan(1.0, 2.0, facecolor="none", edgecolor="green", hatch="//", lw=0.0, label="domain: (1, 2)")
@@ -225,8 +229,8 @@ def complexity_figure(records, exponents):
         ax.set_xlabel(f"size {group['size_name'].iloc[0]}")
         ax.set_ylabel("seconds" if group["quantity"].iloc[0] == "seconds" else "peak traced memory (MB)")
         ax.xaxis.set_major_locator(LogLocator(base=10, numticks=4))
+        # a y range under a decade keeps its (minor) tick labels; x shows decades only, so labels never overlap
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.yaxis.set_minor_formatter(NullFormatter())
     for ax in axes.ravel()[len(sweeps):]:
         ax.axis("off")
     axes.ravel()[0].legend(fontsize=7)

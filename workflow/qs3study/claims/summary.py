@@ -134,6 +134,9 @@ def summarise(records, problems, criteria):
                                                row["step_offset"])
         peaks = pivots["peak_error"][:, -1]
         row["curvature"] = float(problem["curvature"])
+        # 4 kappa mean_j (2 - gamma_j) bounds the curvature of every sampled risk; with L_1 = L_2 = 2 it equals L
+        row["predicted_peak_sampled"] = predicted_amplification(theta, lam, float(problem["L"]), int(marks[-1]),
+                                                                row["step_offset"])[0]
         row["predicted_peak"], row["predicted_t_peak"] = peak, t_peak
         row["measured_peak"] = (float(np.mean(peaks)) / float(problem["initial_error"])
                                 if np.isfinite(peaks).all() else float("inf"))
