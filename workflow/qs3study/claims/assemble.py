@@ -16,7 +16,7 @@ from .design import design_sha256, load_design
 from .ledger import build_claims, history_markdown, write_ledger
 from .summary import summarise
 
-__all__ = ["run_checks", "exponents_of", "study_settings", "assemble_ledger", "draw_figures"]
+__all__ = ["run_checks", "exponents_of", "local_exponents_of", "study_settings", "assemble_ledger", "draw_figures"]
 
 HEADER = """# Claims ledger: QS3ORAO (Shi, Gu, Li and Huang, AAAI 2020)
 
@@ -61,6 +61,16 @@ def exponents_of(records, confidence):
             for name, g in records.groupby("sweep", sort=False)}
 
 
+def local_exponents_of(records):
+    """Sweep name to the exponent between the medians at its two largest sizes."""
+    out = {}
+    for name, g in records.groupby("sweep", sort=False):
+        medians = g.groupby("size")["value"].median()
+        (n1, v1), (n2, v2) = list(medians.items())[-2:]
+        out[name] = float(np.log(v2 / v1) / np.log(n2 / n1))
+    return out
+
+
 def study_settings(design):
     """One-line description of the convergence study."""
     conv = design["convergence"]
@@ -86,9 +96,11 @@ def assemble_ledger(inputs, outputs):
     else:
         empirical, reason = None, "the design names no results table (empirical.results_table: null)"
     m1 = float(problems["M1"].max())
+    complexity = pd.read_csv(inputs.complexity)
     claims = build_claims(
         checks=run_checks(design, m1), summary=summary, settings=study_settings(design), design=design,
-        exponents=exponents_of(pd.read_csv(inputs.complexity), design["complexity"]["criteria"]["confidence"]),
+        exponents=exponents_of(complexity, design["complexity"]["criteria"]["confidence"]),
+        local_exponents=local_exponents_of(complexity),
         empirical=empirical, empirical_reason=reason)
     write_ledger(claims, outputs.md, outputs.csv,
                  header=HEADER.format(design=inputs.design, sha=design_sha256(inputs.design)),
