@@ -17,10 +17,11 @@ import numpy as np
 
 from .kernels import fourier_features, frequency_block, sampling_rng
 from .objective import split_members
+from .schedule import step_size
 from .stochastic import draw_rows, gradient_weights
 
 
-def reference_fit(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, theta, seed):
+def reference_fit(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, theta, seed, step_offset=0.0):
     """Train by the literal algorithm.
 
     Returns
@@ -41,7 +42,7 @@ def reference_fit(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma
     for i in range(1, n_iter + 1):
         draws = draw_rows(rng, splits, unlabeled, tradeoff, batch_size)
         rows, weights = gradient_weights(draws, predict, tradeoff)
-        eta = theta / i
+        eta = step_size(i, theta=theta, step_offset=step_offset)
         omega = frequency_block(seed, i, n_components, X.shape[1], gamma)
         alpha = -eta * (weights @ fourier_features(X[rows], omega))
         alphas = [(1.0 - eta * lam) * a for a in alphas]

@@ -44,6 +44,7 @@ from threadpoolctl import threadpool_limits
 
 from .kernels import frequency_block, sampling_rng
 from .objective import split_members
+from .schedule import step_size
 from .stochastic import draw_rows, gradient_weights
 
 __all__ = ["BLOCK_STORAGE", "RandomFeatureModel", "memory_plan", "resolve_n_jobs", "train"]
@@ -249,7 +250,7 @@ def group_plan(n_rows, rows_per_step, n_components, itemsize, work_bytes):
     return False, max(1, min(_MAX_GROUP, n_rows // (_SPARSE_SHARE * rows_per_step), by_memory))
 
 
-def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, theta, seed,
+def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, theta, seed, step_offset=0.0,
           block_storage="auto", max_memory=256 * 2**20, dtype=np.float64, n_jobs=1, verbose=False):
     """Run the quadruply stochastic iteration.
 
@@ -261,8 +262,11 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     tradeoff : ndarray of shape (k - 1,)
     n_iter, batch_size, n_components : int
     gamma, lam, theta : float
-        Kernel parameter, regularisation, step ``eta_t = theta / t``.
+        Kernel parameter, regularisation, step scale.
     seed : int
+    step_offset : float, default=0.0
+        ``t0 >= 0`` of the step ``eta_t = theta / (t + t0)``; 0 is the paper's
+        schedule (see :mod:`qs3orao.schedule`).
     block_storage : {"auto", "memory", "regenerate"}
         Keep the frequency blocks (``n_iter x m x d`` floats) for prediction,
         or regenerate them; see :func:`memory_plan`.
@@ -314,7 +318,8 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
                 local_of[members] = np.arange(members.size)
                 scores = base[members]
             scale = _group_steps(Xw, members, omega, draws, scores, local_of, coef, base, start, scale,
-                                 tradeoff=tradeoff, theta=theta, lam=lam, rows=row_threads)
+                                 tradeoff=tradeoff, theta=theta, lam=lam, step_offset=step_offset,
+                                 rows=row_threads)
             if not dense:
                 _accumulate(base, Xw, omega, coef[start:stop], row_threads, work_bytes)
             progress.update(stop)
@@ -324,7 +329,7 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
 
 
 def _group_steps(X, members, omega, draws, scores, local_of, coef, base, start, scale, *,
-                 tradeoff, theta, lam, rows):
+                 tradeoff, theta, lam, step_offset, rows):
     """Take the steps ``start + 1 .. start + len(draws)`` of one group; return the new scale.
 
     ``scores`` holds ``base`` (plus the group's blocks so far) at the group's
@@ -342,7 +347,7 @@ def _group_steps(X, members, omega, draws, scores, local_of, coef, base, start, 
         sampled, weights = gradient_weights(draw, lambda r, s=scale: s * scores[local_of[r]], tradeoff)
         local = local_of[sampled]
         block = slice(q * m, (q + 1) * m)
-        eta = theta / i
+        eta = step_size(i, theta=theta, step_offset=step_offset)
         alpha = (-eta / np.sqrt(m)) * np.concatenate([weights @ cos_s[local, block], weights @ sin_s[local, block]])
         scale *= 1.0 - eta * lam
         if abs(scale) < 1e-200:

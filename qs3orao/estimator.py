@@ -9,6 +9,7 @@ import numpy as np
 from .base import OrdinalEstimator
 from .engine import BLOCK_STORAGE, resolve_n_jobs, train
 from .kernels import resolve_seed
+from .schedule import resolve_step_offset
 from .thresholds import ORDINAL_LOGISTIC, check_threshold_loss, fit_thresholds
 from .validation import UNLABELED, check_positive, check_semisupervised
 
@@ -25,9 +26,9 @@ class QS3ORAO(OrdinalEstimator):
     functional gradients: every iteration samples, for each split ``j``,
     ``batch_size`` positives (class > j), negatives (class <= j) and unlabeled
     rows, draws one block of ``n_components`` random frequencies from its seed,
-    takes the step ``eta_t = theta / t`` and shrinks every earlier coefficient
-    by ``1 - eta_t * lam``.  The thresholds then minimise the all-threshold loss
-    over the labeled rows.
+    takes the step ``eta_t = theta / (t + step_offset)`` and shrinks every
+    earlier coefficient by ``1 - eta_t * lam``.  The thresholds then minimise
+    the all-threshold loss over the labeled rows.
 
     Parameters
     ----------
@@ -44,8 +45,19 @@ class QS3ORAO(OrdinalEstimator):
     lam : float, default=1.0
         Regularisation ``lambda > 0``.
     theta : float, optional
-        Step-size scale, ``eta_t = theta / t``.  Default ``1.5 / lam``, the
-        middle of the range ``theta * lam in (1, 2)`` of the paper's theorem.
+        Step-size scale, ``eta_t = theta / (t + step_offset)``.  Default
+        ``1.5 / lam``, the middle of the range ``theta * lam in (1, 2)`` of the
+        paper's theorem.
+    step_offset : float >= 0 or "auto", default=0
+        ``t0`` of the step ``eta_t = theta / (t + t0)``.  0 is the paper's
+        schedule, whose first steps expand the error when
+        ``theta * (lam + h) > 2`` (``h`` the risk's curvature, up to
+        ``4 mean_j (2 - gamma^j)``): at small ``lam`` the scores blow up.
+        "auto" is the smallest ``t0`` with ``eta_1 (lam + h_bar) <= 1`` for the
+        data-free curvature bound ``h_bar`` of
+        :func:`qs3orao.schedule.curvature_bound`, so that every step contracts
+        the error.  Any ``t0`` keeps the O(1/t) rate under the same condition
+        ``theta * lam in (1, 2)``; see :mod:`qs3orao.schedule`.
     tradeoff : float or array-like of shape (k - 1,), default=0.5
         ``gamma^j`` in [0, 1]: weight of the labeled-only AUC risk of split ``j``.
     threshold_loss : {"ordinal_logistic", "hinge", "squared_hinge", "logistic"}, default="ordinal_logistic"
@@ -88,6 +100,10 @@ class QS3ORAO(OrdinalEstimator):
     train_scores_ : ndarray of shape (n_samples,)
         ``f`` at the training rows, as maintained by the training loop.
     n_iter_ : int
+    theta_ : float
+        The step scale used.
+    step_offset_ : float
+        The offset ``t0`` used (the chosen one under "auto").
     seed_ : int
         The resolved seed; refitting with ``random_state=seed_`` reproduces the fit.
     n_features_in_ : int
@@ -106,7 +122,7 @@ class QS3ORAO(OrdinalEstimator):
     """
 
     def __init__(self, *, n_iter=1000, batch_size=16, n_components=32, gamma=1.0, lam=1.0, theta=None,
-                 tradeoff=0.5, threshold_loss=ORDINAL_LOGISTIC, classes=None, block_storage="auto",
+                 step_offset=0, tradeoff=0.5, threshold_loss=ORDINAL_LOGISTIC, classes=None, block_storage="auto",
                  max_memory=256 * 2**20, dtype="float64", n_jobs=None, random_state=None, verbose=False):
         self.n_iter = n_iter
         self.batch_size = batch_size
@@ -114,6 +130,7 @@ class QS3ORAO(OrdinalEstimator):
         self.gamma = gamma
         self.lam = lam
         self.theta = theta
+        self.step_offset = step_offset
         self.tradeoff = tradeoff
         self.threshold_loss = threshold_loss
         self.classes = classes
@@ -156,9 +173,12 @@ class QS3ORAO(OrdinalEstimator):
         X, codes, self.classes_, weights = check_semisupervised(X, y, tradeoff=self.tradeoff, classes=self.classes)
         self.seed_ = resolve_seed(self.random_state)
         self.theta_ = 1.5 / self.lam if self.theta is None else float(self.theta)
+        self.step_offset_ = resolve_step_offset(self.step_offset, theta=self.theta_, lam=float(self.lam),
+                                                tradeoff=weights)
         self._model, self.train_scores_ = train(
             X, codes, weights, n_iter=self.n_iter, batch_size=self.batch_size, n_components=self.n_components,
             gamma=float(self.gamma), lam=float(self.lam), theta=self.theta_, seed=self.seed_,
+            step_offset=self.step_offset_,
             block_storage=self.block_storage, max_memory=self.max_memory, dtype=_DTYPES[self.dtype],
             n_jobs=self.n_jobs, verbose=self.verbose)
         labeled = codes != UNLABELED

@@ -16,18 +16,19 @@ from math import comb
 import numpy as np
 from scipy import stats
 
-from ..kernels import frequency_block, gaussian_kernel
+from ..kernels import fourier_features, frequency_block, gaussian_kernel, sampling_rng
 from .coefficients import exact_lemma2_ratios, exact_step_coefficients, in_lemma2_domain, lemma2_ratios
 from .features import expected_feature_product, expected_gradient, exact_gradient
 from .risk_identity import (empirical_mixture, identity_gap, squared_identity_bias,
                             variance_penalty_effect)
-from .threshold_lemma import all_classes_present, threshold_verdict
+from .threshold_lemma import all_classes_present, appendix_threshold_minimisers, threshold_verdict
 
 __all__ = [
     "PINNED_SQUARED_GAP", "PINNED_SQUARED_F_DEPENDENT", "PINNED_NOT_A_MIXTURE",
     "PINNED_HINGE_NOT_UNIQUE", "PINNED_HINGE_NOT_STRICT", "PINNED_SQUARED_HINGE_NOT_UNIQUE",
     "PINNED_EMPTY_CLASS", "PINNED_LEMMA2", "FLOAT_RELATIVE_TOLERANCE",
-    "check_claim1", "check_claim2", "check_claim3", "check_claim4",
+    "check_claim1", "check_claim2", "check_claim3", "check_claim4", "check_algorithm1",
+    "check_appendix_thresholds", "check_assumption3", "check_table1_space", "check_table2",
 ]
 
 # --- Counterexamples pinned by the hypothesis searches in tests/theory ------
@@ -59,7 +60,7 @@ def _score_multisets(values, max_size):
         yield from itertools.combinations_with_replacement(values, size)
 
 
-def check_claim1(*, values=(0.0, 1.0, 2.0), max_size=3, multiplicities=(0, 1, 2)):
+def check_claim1(*, values, max_size, multiplicities):
     """Claim 1 on an exhaustive grid of small score multisets, plus the pinned cases.
 
     Returns
@@ -102,7 +103,7 @@ def check_claim1(*, values=(0.0, 1.0, 2.0), max_size=3, multiplicities=(0, 1, 2)
     }
 
 
-def check_claim2(*, gammas=(0.01, 0.5, 2.0, 50.0), n_pairs=25, seed=0):
+def check_claim2(*, gammas, n_pairs, seed):
     """Claim 2: ``E_omega[phi . phi'] = k`` and ``E_omega[zeta] = xi``, plus the sampler's law.
 
     Returns
@@ -127,6 +128,8 @@ def check_claim2(*, gammas=(0.01, 0.5, 2.0, 50.0), n_pairs=25, seed=0):
     return {
         "max_kernel_error": float(worst),
         "max_gradient_error": gradient_error,
+        # features scaled by the printed sqrt(1/D), D = 2m, instead of 1/sqrt(m): E[phi . phi] at x = x'
+        "printed_scaling_gap": float(expected_feature_product(X[0], X[0], gamma) / 2.0 - 1.0),
         "ks_pvalue": float(stats.kstest(draws / np.sqrt(2.0 * gamma), "norm").pvalue),
         "n_frequency_draws": int(draws.size),
     }
@@ -141,7 +144,7 @@ def _threshold_instances(k, values, max_rows):
                 yield scores.astype(np.float64), codes
 
 
-def check_claim3(*, values=(0.0, 1.0, 3.0), max_rows=4, classes=(2, 3)):
+def check_claim3(*, values, max_rows, classes):
     """Claim 3 on every instance of a small exhaustive grid, for each surrogate.
 
     Returns
@@ -172,7 +175,7 @@ def check_claim3(*, values=(0.0, 1.0, 3.0), max_rows=4, classes=(2, 3)):
     return out
 
 
-def check_claim4(*, max_integer=40, max_exact_t=60, denominators=range(2, 13), float_t=(100, 1000, 10_000)):
+def check_claim4(*, max_integer, max_exact_t, denominators, float_t):
     """Claim 4 (Lemma 2) over its stated domain on exact and floating-point grids.
 
     Exact rational arithmetic for every integer ``c = theta * lambda`` up to
@@ -218,3 +221,112 @@ def check_claim4(*, max_integer=40, max_exact_t=60, denominators=range(2, 13), f
         "pinned": tuple(float(r) for r in exact_lemma2_ratios(**PINNED_LEMMA2)),
     }
 
+
+
+def check_algorithm1(*, cases, seed, finite_difference_step, lam, shrink_steps):
+    """Algorithm 1 as printed against the gradient, on random sampled steps.
+
+    For each case: a random problem state ``F``, one draw of rows and one
+    frequency block; the direction of line 11 as printed and the project's
+    :func:`qs3orao.stochastic.gradient_weights` direction are compared with
+    the finite-difference gradient of the sampled risk. Line 12's shrink is
+    compared with the gradient step's on the paper's steps ``theta / t``.
+
+    Returns
+    -------
+    dict
+        ``cases``; ``printed_deviation`` and ``gradient_deviation``: the largest
+        relative deviation ``||d - g||_inf / ||g||_inf`` from the
+        finite-difference gradient ``g``; ``shrink_deviation``: the largest
+        relative deviation of line 12's factors from the gradient step's over
+        ``shrink_steps`` steps ``eta_t = 1 / t``; and the settings.
+    """
+    from ..objective import split_members
+    from ..stochastic import draw_rows, gradient_weights
+    from .algorithm_printed import (gradient_shrink_factors, printed_direction, printed_shrink_factors,
+                                    sampled_risk_gradient)
+
+    rng = np.random.default_rng(seed)
+    printed = gradient = 0.0
+    for case in range(cases):
+        n, k = 40, 3 + case % 2
+        X = rng.uniform(size=(n, 2))
+        codes = np.arange(n) % k
+        codes[rng.permutation(n)[: n // 2]] = -1
+        tradeoff = rng.uniform(0.1, 0.9, size=k - 1)
+        splits, unlabeled = split_members(codes, k - 1)
+        draws = draw_rows(sampling_rng(seed + case), splits, unlabeled, tradeoff, 1 + case % 3)
+        F = rng.standard_normal(n)
+        omega = frequency_block(seed, case + 1, 3, 2, 1.0)
+        reference = sampled_risk_gradient(X, F, draws, tradeoff, omega, step=finite_difference_step)
+        rows, weights = gradient_weights(draws, F.__getitem__, tradeoff)
+        scale = np.abs(reference).max()
+        printed = max(printed, float(np.abs(printed_direction(X, F, draws, tradeoff, omega) - reference).max() / scale))
+        gradient = max(gradient, float(np.abs(weights @ fourier_features(X[rows], omega) - reference).max() / scale))
+    etas = 1.0 / np.arange(1, shrink_steps + 1)
+    factors = gradient_shrink_factors(etas, lam)
+    shrink = float(np.max(np.abs(printed_shrink_factors(etas, lam) - factors) / np.abs(factors)))
+    return {"cases": cases, "printed_deviation": printed, "gradient_deviation": gradient,
+            "shrink_deviation": shrink, "finite_difference_step": finite_difference_step, "lam": lam,
+            "shrink_steps": shrink_steps}
+
+
+def check_appendix_thresholds(*, cases, seed, max_rows, classes):
+    """The appendix's threshold objective ``e_j`` on random labeled instances, in exact arithmetic.
+
+    Returns
+    -------
+    dict
+        ``cases``; ``not_increasing``: instances whose minimisers of ``e_j``
+        are not strictly increasing in ``j``; ``equal_to_mean``: instances where
+        every minimiser equals the mean score.
+    """
+    from fractions import Fraction
+
+    rng = np.random.default_rng(seed)
+    not_increasing = equal_mean = 0
+    for _ in range(cases):
+        k = int(rng.choice(classes))
+        n = int(rng.integers(k, max_rows + 1))
+        codes = np.concatenate([np.arange(k), rng.integers(k, size=n - k)])
+        scores = [Fraction(int(v), 4) for v in rng.integers(-20, 21, size=n)]
+        b = appendix_threshold_minimisers(scores, codes, k)
+        not_increasing += not all(lo < hi for lo, hi in zip(b, b[1:]))
+        equal_mean += all(v == sum(scores, Fraction(0)) / n for v in b)
+    return {"cases": cases, "not_increasing": int(not_increasing), "equal_to_mean": int(equal_mean)}
+
+
+def check_assumption3(*, bound, doublings):
+    """Assumption 3 for the squared and the logistic pairwise loss against ``bound``.
+
+    Returns
+    -------
+    dict
+        Per loss, the first margin ``u - v`` with ``|l'| > bound`` (None if none was found).
+    """
+    from .assumptions import LOSS_DERIVATIVES, derivative_exceeding
+
+    return {loss: derivative_exceeding(loss, bound, doublings=doublings) for loss in LOSS_DERIVATIVES}
+
+
+def check_table1_space(*, n, n_components, n_iters):
+    """Coefficients kept by a fitted QS3ORAO at fixed ``n`` and ``D``, per ``n_iter`` (Table 1's space).
+
+    Returns
+    -------
+    dict
+        ``n_iters``, ``coefficients`` and ``per_iteration`` (``coefficients / n_iter``).
+    """
+    from .paper_tables import coefficient_storage
+
+    counts = coefficient_storage(n=n, n_components=n_components, n_iters=n_iters)
+    return {"n": n, "D": 2 * n_components, "n_iters": list(n_iters), "coefficients": counts,
+            "per_iteration": [c / t for c, t in zip(counts, n_iters)]}
+
+
+def check_table2():
+    """Table 2 against the dataset registry (:func:`qs3orao.theory.paper_tables.compare_table2`)."""
+    from ..datasets.registry import DATASETS
+    from .paper_tables import compare_table2
+
+    return compare_table2(DATASETS)

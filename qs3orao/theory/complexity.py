@@ -16,7 +16,8 @@ exponent of ``cost ~ size^p`` is fitted on log-log axes.
 * ``exact_time_vs_n``, ``exact_memory_vs_n``: :func:`qs3orao.exact.exact_solution`,
   a dense ``n x n`` linear solve, standing in for the exact baselines.
 
-The criteria are declared here, before any measurement.
+The sweeps' sizes, repeats and the verdict criteria live in the study's design file
+(``workflow/config/theory.yaml``).
 """
 
 from __future__ import annotations
@@ -31,81 +32,54 @@ from .._reference import reference_fit
 from ..engine import train
 from ..exact import exact_solution
 
-__all__ = ["EXPONENT_TOLERANCE", "CLAIMED_EXPONENTS", "SWEEPS", "make_data", "run_sweep", "fit_exponent",
-           "exponent_verdict"]
+__all__ = ["SWEEPS", "make_data", "run_sweep", "fit_exponent"]
 
-# --- Verdict criteria (declared before any measurement) ---------------------
-#: A claimed O(size^p) is "consistent" when the fitted exponent's interval
-#: starts at or below p + EXPONENT_TOLERANCE (a big-O is an upper bound).
-EXPONENT_TOLERANCE = 0.3
-#: Confidence level of the exponent's interval.
-CONFIDENCE = 0.95
-#: The exponent Table 1 implies for each sweep (None: no claim, measured for reference).
-CLAIMED_EXPONENTS = {
-    "literal_time_vs_t": 2.0,
-    "engine_time_vs_t": 2.0,
-    "engine_time_vs_n": None,
-    "engine_memory_vs_n": 1.0,
-    "engine_memory_vs_t": 0.0,
-    "exact_time_vs_n": 3.0,
-    "exact_memory_vs_n": 2.0,
-}
-# ---------------------------------------------------------------------------
-
-_N_FEATURES = 5
-_N_CLASSES = 3
-_TRADEOFF = 0.5
-
-
-def make_data(n, seed=0):
-    """``n`` uniform rows, three classes, half of them unlabeled."""
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(size=(n, _N_FEATURES))
-    y = np.arange(n) % _N_CLASSES
+def make_data(n, o):
+    """``n`` uniform rows with ``o["n_features"]`` features and ``o["n_classes"]`` classes, half unlabeled."""
+    rng = np.random.default_rng(o["seed"])
+    X = rng.uniform(size=(n, o["n_features"]))
+    y = np.arange(n) % o["n_classes"]
     y[rng.permutation(n)[: n // 2]] = -1
     return X, y
 
 
-def _codes(y):
-    return np.where(y < 0, -1, y)
+def _tradeoff(o):
+    return np.full(o["n_classes"] - 1, o["tradeoff"])
 
 
-def _literal(n, t, m):
-    X, y = make_data(n)
-    return lambda: reference_fit(X, _codes(y), np.full(_N_CLASSES - 1, _TRADEOFF), n_iter=t, batch_size=1,
-                                 n_components=m, gamma=1.0, lam=1.0, theta=1.5, seed=0)
+def _literal(n, t, o):
+    X, y = make_data(n, o)
+    return lambda: reference_fit(X, y, _tradeoff(o), n_iter=t, batch_size=1, n_components=o["m"],
+                                 gamma=o["gamma"], lam=o["lam"], theta=o["theta"], seed=o["seed"])
 
 
-def _engine(n, t, m):
-    X, y = make_data(n)
-    return lambda: train(X, _codes(y), np.full(_N_CLASSES - 1, _TRADEOFF), n_iter=t, batch_size=1,
-                         n_components=m, gamma=1.0, lam=1.0, theta=1.5, seed=0, block_storage="regenerate")
+def _engine(n, t, o):
+    X, y = make_data(n, o)
+    return lambda: train(X, y, _tradeoff(o), n_iter=t, batch_size=1, n_components=o["m"], gamma=o["gamma"],
+                         lam=o["lam"], theta=o["theta"], seed=o["seed"], block_storage="regenerate")
 
 
-def _exact(n):
-    X, y = make_data(n)
-    return lambda: exact_solution(X, y, gamma=1.0, lam=1.0, tradeoff=_TRADEOFF)
+def _exact(n, o):
+    X, y = make_data(n, o)
+    return lambda: exact_solution(X, y, gamma=o["gamma"], lam=o["lam"], tradeoff=o["tradeoff"])
 
 
 #: sweep name -> (size name, factory(size, settings) -> zero-argument call, measured quantity)
 SWEEPS = {
-    "literal_time_vs_t": ("t", lambda s, o: _literal(o["literal_n"], s, o["m"]), "seconds"),
-    "engine_time_vs_t": ("t", lambda s, o: _engine(o["engine_n"], s, o["m"]), "seconds"),
-    "engine_time_vs_n": ("n", lambda s, o: _engine(s, o["engine_t"], o["m"]), "seconds"),
-    "engine_memory_vs_n": ("n", lambda s, o: _engine(s, o["engine_t"], o["m"]), "peak_mb"),
-    "engine_memory_vs_t": ("t", lambda s, o: _engine(o["engine_n"], s, o["m"]), "peak_mb"),
-    "exact_time_vs_n": ("n", lambda s, o: _exact(s), "seconds"),
-    "exact_memory_vs_n": ("n", lambda s, o: _exact(s), "peak_mb"),
+    "literal_time_vs_t": ("t", lambda s, o: _literal(o["literal_n"], s, o), "seconds"),
+    "engine_time_vs_t": ("t", lambda s, o: _engine(o["engine_n"], s, o), "seconds"),
+    "engine_time_vs_n": ("n", lambda s, o: _engine(s, o["engine_t"], o), "seconds"),
+    "engine_memory_vs_n": ("n", lambda s, o: _engine(s, o["engine_t"], o), "peak_mb"),
+    "engine_memory_vs_t": ("t", lambda s, o: _engine(o["engine_n"], s, o), "peak_mb"),
+    "exact_time_vs_n": ("n", lambda s, o: _exact(s, o), "seconds"),
+    "exact_memory_vs_n": ("n", lambda s, o: _exact(s, o), "peak_mb"),
 }
 
 
-def _seconds(call, repeats):
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - start)
-    return best
+def _seconds(call):
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
 
 
 def _peak_mb(call):
@@ -117,7 +91,7 @@ def _peak_mb(call):
         tracemalloc.stop()
 
 
-def run_sweep(name, sizes, settings, *, repeats=2):
+def run_sweep(name, sizes, settings, *, repeats):
     """Measure one sweep.
 
     Parameters
@@ -126,38 +100,39 @@ def run_sweep(name, sizes, settings, *, repeats=2):
         A key of :data:`SWEEPS`.
     sizes : sequence of int
     settings : dict
-        ``literal_n``, ``engine_n``, ``engine_t`` and ``m`` (frequencies per block).
+        ``literal_n``, ``engine_n``, ``engine_t`` (the fixed sizes), ``m`` (frequencies
+        per block), and the data and solver: ``n_features``, ``n_classes``,
+        ``tradeoff``, ``gamma``, ``lam``, ``theta``, ``seed``.
     repeats : int
-        Timings keep the fastest of this many calls.
+        Timings are repeated this many times (every repeat is recorded); peak
+        memory is deterministic and measured once.
 
     Returns
     -------
     list of dict
-        One record per size: ``sweep``, ``size_name``, ``size``, ``quantity``, ``value``.
+        One record per size and repeat: ``sweep``, ``size_name``, ``size``,
+        ``quantity``, ``repeat``, ``value``.
     """
     size_name, factory, quantity = SWEEPS[name]
     records = []
     for size in sizes:
         call = factory(int(size), settings)
-        value = _seconds(call, repeats) if quantity == "seconds" else _peak_mb(call)
-        records.append({"sweep": name, "size_name": size_name, "size": int(size),
-                        "quantity": quantity, "value": float(value)})
+        values = [_seconds(call) for _ in range(repeats)] if quantity == "seconds" else [_peak_mb(call)]
+        records += [{"sweep": name, "size_name": size_name, "size": int(size), "quantity": quantity,
+                     "repeat": r, "value": float(v)} for r, v in enumerate(values)]
     return records
 
 
-def fit_exponent(sizes, values):
-    """Least-squares exponent ``p`` of ``value ~ size^p`` with its confidence interval.
+def fit_exponent(sizes, values, *, confidence):
+    """Least-squares exponent ``p`` of ``value ~ size^p`` on the medians per size, with its confidence interval.
 
     Returns
     -------
     slope, low, high : float
     """
-    fit = stats.linregress(np.log(sizes), np.log(values))
-    half = stats.t.ppf(0.5 + CONFIDENCE / 2.0, len(sizes) - 2) * fit.stderr
+    sizes, values = np.asarray(sizes), np.asarray(values, dtype=np.float64)
+    unique = np.unique(sizes)
+    medians = np.array([np.median(values[sizes == s]) for s in unique])
+    fit = stats.linregress(np.log(unique), np.log(medians))
+    half = stats.t.ppf(0.5 + confidence / 2.0, unique.size - 2) * fit.stderr
     return float(fit.slope), float(fit.slope - half), float(fit.slope + half)
-
-
-def exponent_verdict(name, low):
-    """``True`` when the claim of sweep ``name`` is consistent with an exponent interval starting at ``low``."""
-    claimed = CLAIMED_EXPONENTS[name]
-    return None if claimed is None else bool(low <= claimed + EXPONENT_TOLERANCE)

@@ -6,18 +6,17 @@ rows:
 * ``f_t``, the quadruply stochastic iterate with random features (the
   computation of :func:`qs3orao.engine.train`, instrumented to record its
   error along the way; the tests check that both give the same scores);
-* ``h_t``, the paper's auxiliary sequence (appendix, ``g_t``): the same
-  update with the exact kernel ``k(x_i, .)`` in place of ``phi(x_i) . phi(.)``
-  and *the same weights* (computed from ``f_t``), so that
-  ``f_{t+1} - h_{t+1} = sum_i a_t^i (zeta_i - xi_i)`` as in Lemma 1;
-* ``g_t``, plain kernel SGD on the same rows, with weights computed from its
-  own scores (the "exact-gradient" iteration of the issue).
+* ``h_t``, the paper's auxiliary sequence (appendix): the same update with the
+  exact kernel ``k(x_i, .)`` in place of ``phi(x_i) . phi(.)`` and *the same
+  weights* (computed from ``f_t``), so that
+  ``f_{t+1} - h_{t+1} = sum_i a_t^i (zeta_i - xi_i)`` as in Lemma 1.
 
-``h`` and ``g`` are kept as coefficients over the training rows (they live in
-the span of ``k(x_i, .)``), so ``||h - f*||_H^2 = (c - c*)^T K (c - c*)`` is
-exact.
+``h`` is kept as coefficients over the training rows (it lives in the span of
+``k(x_i, .)``), so ``||h - f*||_H^2 = (c - c*)^T K (c - c*)`` is exact.
 
-The verdict criteria are fixed here, before any data are seen.
+The step is ``eta_t = theta / (t + t0)``: ``t0 = 0`` is the paper's schedule.
+This module computes quantities only; the settings and the verdict criteria
+live in the study's design file (``workflow/config/theory.yaml``).
 """
 
 from __future__ import annotations
@@ -25,37 +24,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from ..datasets.generated import make_latent_regression
 from ..exact import exact_solution
 from ..kernels import fourier_features, frequency_block, sampling_rng
-from ..objective import split_members
+from ..objective import ordinal_risk_hessian, split_members
 from ..stochastic import draw_rows, gradient_weights
 
 __all__ = [
-    "SLOPE_TARGET", "SLOPE_TOLERANCE", "FIT_FROM_FRACTION", "DIVERGENCE_FACTOR", "CONFIDENCE",
-    "ERRORS", "ConvergenceProblem", "make_problem", "checkpoints", "run_trajectory",
-    "fit_slope", "rate_verdict", "is_diverged", "summarise", "run_study",
+    "RECORD_COLUMNS", "ConvergenceProblem", "make_problem", "checkpoints", "step_sizes",
+    "largest_curvature", "predicted_amplification", "derivative_bound", "run_trajectory",
+    "mean_error_slope", "run_cells",
 ]
 
-# --- Verdict criteria (declared before any run) -----------------------------
-#: The rate the theorem claims: error ~ t^-1.
-SLOPE_TARGET = -1.0
-#: "Consistent with O(1/t)": the upper end of the slope's confidence interval
-#: is at most SLOPE_TARGET + SLOPE_TOLERANCE (O(1/t) is an upper bound, so a
-#: steeper slope is consistent too).
-SLOPE_TOLERANCE = 0.15
-#: Slopes are fitted on the checkpoints t >= FIT_FROM_FRACTION * n_iter.
-FIT_FROM_FRACTION = 0.02
-#: "Diverged": a non-finite error, or a final error above DIVERGENCE_FACTOR
-#: times the error at the first checkpoint.
-DIVERGENCE_FACTOR = 1e3
-#: Level of the confidence interval of a slope (Student t over seeds).
-CONFIDENCE = 0.95
-
-#: Error columns recorded at every checkpoint.
-ERRORS = ("f_error", "fh_error", "h_error", "g_error")
+#: Columns of the tidy records of :func:`run_cells`, after the cell's own keys.
+RECORD_COLUMNS = ("seed", "t", "error_mean", "error_max", "fh_error", "fh_max", "h_error", "peak_error",
+                  "derivative_max")
 
 
 @dataclass(frozen=True)
@@ -101,6 +85,67 @@ def checkpoints(n_iter, n_points):
     return np.unique(np.geomspace(1, n_iter, n_points).round().astype(int))
 
 
+def step_sizes(theta, n_iter, step_offset=0.0):
+    """``eta_t = theta / (t + step_offset)`` for ``t = 1..n_iter``."""
+    return theta / (np.arange(1, n_iter + 1) + float(step_offset))
+
+
+def largest_curvature(problem):
+    """Largest eigenvalue ``h`` of the risk's Hessian as an operator on the RKHS.
+
+    The risk is quadratic in the scores ``F`` with constant Hessian ``H``
+    (:func:`qs3orao.objective.ordinal_risk_hessian`); on ``f = sum_i c_i k(x_i, .)``
+    the functional gradient step maps ``F`` to ``F - eta K H F``, so the
+    curvature is the largest eigenvalue of ``K H``, computed as that of the
+    symmetric ``K^{1/2} H K^{1/2}``.
+    """
+    H = ordinal_risk_hessian(problem.codes, problem.tradeoff)
+    values, vectors = np.linalg.eigh(problem.kernel)
+    root = (vectors * np.sqrt(np.clip(values, 0.0, None))) @ vectors.T
+    return float(np.linalg.eigvalsh(root @ H @ root)[-1])
+
+
+def predicted_amplification(theta, lam, curvature, n_iter, step_offset=0.0):
+    """Peak over ``t`` of ``prod_{j <= t} (1 - eta_j (lam + h))^2``, the squared error's early amplification.
+
+    Along the top eigendirection of the expected step the error is multiplied
+    by ``1 - eta_j (lam + h)`` at step ``j``; while ``eta_j (lam + h) > 2`` that
+    factor exceeds one in magnitude.
+
+    Returns
+    -------
+    peak : float
+        ``max_t`` of the running product (``>= 1``; 1 when no factor exceeds one).
+    t_peak : int
+        The ``t`` where it is reached (0 for no amplification).
+    """
+    with np.errstate(divide="ignore"):
+        # a factor of exactly 0 zeroes the product from there on (log -inf)
+        log_factors = 2.0 * np.log(np.abs(1.0 - step_sizes(theta, n_iter, step_offset) * (lam + curvature)))
+    running = np.concatenate([[0.0], np.cumsum(log_factors)])
+    t_peak = int(np.argmax(running))
+    return float(np.exp(running[t_peak])), t_peak
+
+
+def _pair_sets(codes, n_splits):
+    splits, unlabeled = split_members(codes, n_splits)
+    for pos, neg in splits:
+        yield pos, neg
+        if unlabeled.size:
+            yield pos, unlabeled
+            yield unlabeled, neg
+
+
+def derivative_bound(scores, codes, tradeoff):
+    """Largest ``|l'(f(a), f(b))| = 2 |1 - f(a) + f(b)|`` over every pair the sampler can draw.
+
+    At the exact ``f*`` this fixes the ``M_1 = M_2`` of Assumption 3 in advance
+    (the squared loss has no global bound: see :mod:`qs3orao.theory.assumptions`).
+    """
+    return float(max(2.0 * np.abs(1.0 - scores[a][:, None] + scores[b][None, :]).max()
+                     for a, b in _pair_sets(codes, tradeoff.size)))
+
+
 class _KernelIterate:
     """``sum_i coef_i k(x_i, .)`` with its scores at every training row kept up to date."""
 
@@ -119,188 +164,170 @@ class _KernelIterate:
         return float(diff @ self.kernel @ diff)
 
 
-def run_trajectory(problem, theta, marks, *, batch_size, n_components, seed):
-    """Run ``f_t``, ``h_t`` and ``g_t`` side by side and record their errors.
+def _sampled_derivative(draws, F, tradeoff):
+    largest = 0.0
+    for (p, n, u), weight in zip(draws, tradeoff):
+        pairs = [(p, n)] + ([(p, u), (u, n)] if weight < 1.0 and u.size else [])
+        for a, b in pairs:
+            largest = max(largest, float(np.abs(2.0 * (1.0 - F[a][:, None] + F[b][None, :])).max()))
+    return largest
+
+
+def run_trajectory(problem, theta, marks, *, batch_size, n_components, seed, step_offset=0.0):
+    """Run ``f_t`` and ``h_t`` side by side and record their errors.
 
     Parameters
     ----------
     problem : ConvergenceProblem
     theta : float
-        Step ``eta_t = theta / t``.
+        Step ``eta_t = theta / (t + step_offset)``.
     marks : ndarray of int
         Iteration counts ``t`` at which to record (increasing); errors are of
         the iterates after ``t`` steps (``f_{t+1}`` in the paper's indexing).
     batch_size, n_components, seed : int
+    step_offset : float
 
     Returns
     -------
-    errors : dict of str to ndarray of shape (len(marks),)
-        ``f_error``: mean over training rows of ``|f_{t+1}(x) - f*(x)|^2``;
-        ``fh_error``: mean of ``|f_{t+1}(x) - h_{t+1}(x)|^2``;
-        ``h_error``: ``||h_{t+1} - f*||_H^2``; ``g_error``: ``||g_{t+1} - f*||_H^2``.
-        NaN after the run stops being finite.
-    weight_bound : float
-        ``max_t sum_i |w_{t,i}|`` over the gradients of ``f``, ``h`` and ``g``
-        (the plug-in ``M`` of :mod:`qs3orao.theory.bounds`).
+    dict of str to ndarray of shape (len(marks),)
+        ``error_mean`` and ``error_max``: mean and max over training rows of
+        ``|f_{t+1}(x) - f*(x)|^2``; ``fh_error`` and ``fh_max``: mean and max of ``|f_{t+1}(x) - h_{t+1}(x)|^2``;
+        ``h_error``: ``||h_{t+1} - f*||_H^2``; ``peak_error``: the largest
+        ``error_mean`` over every step up to ``t``; ``derivative_max``: the
+        largest ``|l'|`` on a sampled pair up to ``t``. NaN once the run stops
+        being finite.
     """
-    X, K, lam = problem.X, problem.kernel, problem.lam
+    X, lam = problem.X, problem.lam
     splits, unlabeled = split_members(problem.codes, problem.tradeoff.size)
     fstar = problem.fstar_scores
     rng = sampling_rng(seed)
     F = np.zeros(X.shape[0])
-    h, g = _KernelIterate(K), _KernelIterate(K)
-    errors = {name: np.full(len(marks), np.nan) for name in ERRORS}
-    weight_bound, next_mark = 0.0, 0
+    h = _KernelIterate(problem.kernel)
+    out = {name: np.full(len(marks), np.nan) for name in RECORD_COLUMNS[2:]}
+    peak = derivative = 0.0
+    next_mark = 0
+    etas = step_sizes(theta, int(marks[-1]), step_offset)
     with np.errstate(over="ignore", invalid="ignore"):
         for i in range(1, int(marks[-1]) + 1):
             draws = draw_rows(rng, splits, unlabeled, problem.tradeoff, batch_size)
             rows, w_f = gradient_weights(draws, F.__getitem__, problem.tradeoff)
-            _, w_g = gradient_weights(draws, g.scores.__getitem__, problem.tradeoff)
-            _, w_h = gradient_weights(draws, h.scores.__getitem__, problem.tradeoff)
-            weight_bound = max(weight_bound, *(np.abs(w).sum() for w in (w_f, w_g, w_h)))
+            derivative = max(derivative, _sampled_derivative(draws, F, problem.tradeoff))
             omega = frequency_block(seed, i, n_components, X.shape[1], problem.gamma)
-            eta = theta / i
+            eta = etas[i - 1]
             shrink = 1.0 - eta * lam
             alpha = -eta * (w_f @ fourier_features(X[rows], omega))
             F = shrink * F + fourier_features(X, omega) @ alpha
             h.step(shrink, eta, rows, w_f)
-            g.step(shrink, eta, rows, w_g)
-            if not np.isfinite(F).all() or not np.isfinite(g.scores).all():
+            squared = (F - fstar) ** 2
+            error_mean = float(squared.mean())
+            if not np.isfinite(error_mean) or not np.isfinite(h.scores).all():
                 break
+            peak = max(peak, error_mean)
             if i == marks[next_mark]:
-                errors["f_error"][next_mark] = np.mean((F - fstar) ** 2)
-                errors["fh_error"][next_mark] = np.mean((F - h.scores) ** 2)
-                errors["h_error"][next_mark] = h.sq_distance(problem.coef)
-                errors["g_error"][next_mark] = g.sq_distance(problem.coef)
+                out["error_mean"][next_mark] = error_mean
+                out["error_max"][next_mark] = float(squared.max())
+                gap = (F - h.scores) ** 2
+                out["fh_error"][next_mark] = float(gap.mean())
+                out["fh_max"][next_mark] = float(gap.max())
+                out["h_error"][next_mark] = h.sq_distance(problem.coef)
+                out["peak_error"][next_mark] = peak
+                out["derivative_max"][next_mark] = derivative
                 next_mark += 1
-    return errors, float(weight_bound)
+    return out
 
 
-def is_diverged(curve):
-    """Apply the divergence criterion to a mean error curve over checkpoints."""
-    curve = np.asarray(curve, dtype=np.float64)
-    return bool(not np.isfinite(curve).all() or curve[-1] > DIVERGENCE_FACTOR * curve[0])
+def mean_error_slope(marks, per_seed, *, fit_from, n_boot, confidence, seed):
+    """Log-log slope of the MEAN error over seeds against ``t``, with a bootstrap interval.
 
-
-def fit_slope(marks, per_seed):
-    """Log-log slope of the error against ``t``, with a confidence interval over seeds.
-
-    Each seed's curve is fitted on ``t >= FIT_FROM_FRACTION * t_max``; the
-    slope is the mean of the per-seed slopes and the interval a Student t
-    interval of that mean (seeds are independent runs).
+    The theorem bounds the expected error, so the curve fitted is the mean over
+    seeds (not the mean of per-seed slopes, which estimates ``E log error``).
+    The interval is the percentile interval of the same slope over seeds
+    resampled with replacement.
 
     Parameters
     ----------
     marks : ndarray of shape (n_marks,)
     per_seed : ndarray of shape (n_seeds, n_marks)
+    fit_from : float
+        Fit on ``t >= fit_from * marks[-1]``.
+    n_boot : int
+    confidence : float
+    seed : int
+        Seed of the resampling.
 
     Returns
     -------
     slope, low, high : float
-        NaN when some curve is not finite and positive on the fitted range.
+        NaN when the mean is not finite and positive on the fitted range.
     """
-    marks = np.asarray(marks)
-    keep = marks >= FIT_FROM_FRACTION * marks[-1]
-    data = np.asarray(per_seed)[:, keep]
-    if not (np.isfinite(data).all() and (data > 0).all()):
+    marks = np.asarray(marks, dtype=np.float64)
+    keep = marks >= fit_from * marks[-1]
+    data = np.asarray(per_seed, dtype=np.float64)[:, keep]
+    if not (np.isfinite(data).all() and (data > 0).all()) or keep.sum() < 2:
         return float("nan"), float("nan"), float("nan")
-    slopes = np.polyfit(np.log(marks[keep]), np.log(data).T, 1)[0]
-    half = stats.t.ppf(0.5 + CONFIDENCE / 2.0, slopes.size - 1) * stats.sem(slopes)
-    mean = float(slopes.mean())
-    return mean, mean - float(half), mean + float(half)
+    logt = np.log(marks[keep])
+    centred = logt - logt.mean()
 
+    def slopes(curves):
+        return np.log(curves) @ centred / (centred @ centred)
 
-def rate_verdict(high):
-    """Whether a slope whose interval ends at ``high`` is consistent with ``O(1/t)``."""
-    return bool(np.isfinite(high) and high <= SLOPE_TARGET + SLOPE_TOLERANCE)
-
-
-def summarise(records, *, fstar_norm, lam, tradeoff):
-    """Slopes, divergence and bound ratios per ``c = theta * lambda``.
-
-    Parameters
-    ----------
-    records : pandas.DataFrame
-        Columns ``product, theta, seed, t, weight_bound`` and :data:`ERRORS`.
-    fstar_norm, lam : float
-    tradeoff : ndarray of shape (k - 1,)
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per product: for each error ``<e>_slope``, ``<e>_low``,
-        ``<e>_high``, ``<e>_rate_ok``; ``diverged``; ``M`` (the plug-in, largest
-        over seeds); ``Q1``; ``lemma1_ratio``, ``lemma3_ratio``,
-        ``theorem1_ratio``: the largest over checkpoints of mean measured error
-        divided by the bound (NaN where the bound is undefined); ``in_domain``.
-    """
-    import pandas as pd
-
-    from .bounds import LIPSCHITZ, lemma1_bound, lemma3_bound, loss_constant, q1_constant, theorem1_bound
-    from .coefficients import in_lemma2_domain
-
-    L = loss_constant(tradeoff, LIPSCHITZ)
-    rows = []
-    for product, group in records.groupby("product"):
-        theta = float(group["theta"].iloc[0])
-        marks = np.sort(group["t"].unique())
-        row = {"product": product, "theta": theta, "in_domain": in_lemma2_domain(product)}
-        means = {}
-        for name in ERRORS:
-            per_seed = group.pivot(index="seed", columns="t", values=name)[marks].to_numpy()
-            slope, low, high = fit_slope(marks, per_seed)
-            means[name] = per_seed.mean(axis=0)
-            row.update({f"{name}_slope": slope, f"{name}_low": low, f"{name}_high": high,
-                        f"{name}_rate_ok": rate_verdict(high)})
-        row["diverged"] = any(is_diverged(means[name]) for name in ("f_error", "h_error"))
-        M = float(group["weight_bound"].max())
-        q1 = q1_constant(fstar_norm, theta, lam, M, L)
-        row.update({"M": M, "Q1": q1})
-        with np.errstate(invalid="ignore"):
-            row["lemma1_ratio"] = float(np.max(means["fh_error"] / [lemma1_bound(t, theta, lam, M) for t in marks]))
-            row["lemma3_ratio"] = float(np.max(means["h_error"] / lemma3_bound(marks, q1)))
-            row["theorem1_ratio"] = float(np.max(means["f_error"] / theorem1_bound(marks, theta, M, q1)))
-        rows.append(row)
-    return pd.DataFrame(rows)
+    slope = float(slopes(data.mean(axis=0)))
+    picks = np.random.default_rng(seed).integers(data.shape[0], size=(n_boot, data.shape[0]))
+    boot = slopes(data[picks].mean(axis=1))
+    tail = (1.0 - confidence) / 2.0
+    return slope, float(np.quantile(boot, tail)), float(np.quantile(boot, 1.0 - tail))
 
 
 def _run_one(job):
-    problem, product, seed, marks, batch_size, n_components = job
-    theta = product / problem.lam
-    errors, weight_bound = run_trajectory(problem, theta, marks, batch_size=batch_size,
-                                          n_components=n_components, seed=seed)
-    return [{"product": product, "theta": theta, "seed": seed, "t": int(t), "weight_bound": weight_bound,
-             **{name: float(errors[name][k]) for name in ERRORS}} for k, t in enumerate(marks)]
+    problem, cell, seed, marks = job
+    theta = cell["theta_lam"] / cell["lam"]
+    out = run_trajectory(problem, theta, marks, batch_size=cell["batch_size"], n_components=cell["n_components"],
+                         seed=seed, step_offset=cell["step_offset"])
+    return [{**cell, "seed": seed, "t": int(t), **{name: float(out[name][k]) for name in RECORD_COLUMNS[2:]}}
+            for k, t in enumerate(marks)]
 
 
-def run_study(problem, *, products, seeds, n_iter, n_checkpoints, batch_size, n_components, n_jobs=1):
-    """Every ``(theta * lambda, seed)`` run of the convergence study, as tidy records.
+def run_cells(cells, problems, *, seeds, n_iter, n_checkpoints, n_jobs=1, progress=None):
+    """Every ``(cell, seed)`` run of the convergence study, as tidy records.
 
     Parameters
     ----------
-    problem : ConvergenceProblem
-    products : sequence of float
-        The values of ``c = theta * lambda`` (``theta = c / lam``).
+    cells : list of dict
+        Each with ``instance, lam, theta_lam, batch_size, n_components,
+        schedule, step_offset`` (a number).
+    problems : dict
+        ``(instance, lam)`` to :class:`ConvergenceProblem`.
     seeds : int
-        Runs per product, with seeds ``0..seeds-1``.
-    n_iter, n_checkpoints, batch_size, n_components : int
+        Runs per cell, with seeds ``0..seeds-1``.
+    n_iter, n_checkpoints : int
     n_jobs : int
         Worker processes.
+    progress : callable, optional
+        Called with ``(done, total)`` as runs finish.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``product, theta, seed, t, weight_bound`` and :data:`ERRORS`.
+        The cells' keys, ``theta`` and :data:`RECORD_COLUMNS`.
     """
     from concurrent.futures import ProcessPoolExecutor
 
     import pandas as pd
 
     marks = checkpoints(n_iter, n_checkpoints)
-    jobs = [(problem, float(c), s, marks, batch_size, n_components) for c in products for s in range(seeds)]
+    jobs = [(problems[(c["instance"], c["lam"])], c, s, marks) for c in cells for s in range(seeds)]
+    results = []
     if n_jobs > 1:
         with ProcessPoolExecutor(n_jobs) as pool:
-            results = list(pool.map(_run_one, jobs))
+            for result in pool.map(_run_one, jobs, chunksize=4):
+                results.append(result)
+                if progress:
+                    progress(len(results), len(jobs))
     else:
-        results = [_run_one(job) for job in jobs]
-    return pd.DataFrame([record for result in results for record in result])
+        for job in jobs:
+            results.append(_run_one(job))
+            if progress:
+                progress(len(results), len(jobs))
+    frame = pd.DataFrame([record for result in results for record in result])
+    frame.insert(frame.columns.get_loc("theta_lam") + 1, "theta", frame["theta_lam"] / frame["lam"])
+    return frame

@@ -22,7 +22,7 @@ from scipy.special import expit
 
 from ..thresholds import fit_thresholds
 
-__all__ = ["ThresholdVerdict", "threshold_verdict", "all_classes_present"]
+__all__ = ["ThresholdVerdict", "threshold_verdict", "all_classes_present", "appendix_threshold_minimisers"]
 
 # Ends of a bisected minimiser interval are within a few ulps of the true ends;
 # this relative tolerance (far above rounding, far below any score gap that
@@ -106,3 +106,38 @@ def threshold_verdict(scores, codes, n_classes, loss):
         ordered_any_selection=bool(np.all(intervals[1:, 0] - intervals[:-1, 1] > tolerance)),
         ordered_midpoints=bool(np.all(np.diff(midpoints) > tolerance)),
     )
+
+
+def appendix_threshold_minimisers(scores, codes, n_classes):
+    """Minimisers of the appendix's ``e_j(b)`` for ``j = 1..k-1``, in exact rational arithmetic.
+
+    The appendix proof of the threshold lemma writes
+    ``e_j(b) = sum_{i: y_i <= j} (b - f_i)^2 + sum_{i: y_i > j} (f_i - b)^2``:
+    both sums are ``(b - f_i)^2``, so ``e_j(b) = sum_i (b - f_i)^2`` over every
+    labeled row whatever ``j``, and its unique minimiser is the mean of the
+    scores for every ``j``. This function minimises ``e_j`` as written, from
+    the two sums (``d e_j / d b = 0``), without using that simplification.
+
+    Parameters
+    ----------
+    scores : sequence of Fraction, int or str
+        Exact scores of the labeled rows.
+    codes : sequence of int
+        Class codes ``0..k-1``.
+    n_classes : int
+
+    Returns
+    -------
+    list of Fraction
+        ``b_j*`` for ``j = 1..k-1``.
+    """
+    from fractions import Fraction
+
+    scores = [Fraction(s) for s in scores]
+    out = []
+    for j in range(n_classes - 1):
+        low = [f for f, c in zip(scores, codes) if c <= j]
+        high = [f for f, c in zip(scores, codes) if c > j]
+        # d/db [sum_low (b - f)^2 + sum_high (f - b)^2] = 2 sum_low (b - f) - 2 sum_high (f - b) = 0
+        out.append((sum(low, Fraction(0)) + sum(high, Fraction(0))) / (len(low) + len(high)))
+    return out

@@ -37,7 +37,8 @@ def problems(draw):
         n_iter=draw(st.integers(1, 30)), batch_size=draw(st.integers(1, 4)), n_components=draw(st.integers(1, 6)),
         gamma=draw(st.sampled_from([0.3, 1.0, 4.0])), lam=lam,
         # theta * lam = 1 zeroes the first coefficient at step 1 (the scale factor hits exactly 0).
-        theta=draw(st.sampled_from([1.0 / lam, 1.5 / lam, 3.0])), seed=draw(st.integers(0, 2**32)))
+        theta=draw(st.sampled_from([1.0 / lam, 1.5 / lam, 3.0])), seed=draw(st.integers(0, 2**32)),
+        step_offset=draw(st.sampled_from([0.0, 2.5, 40.0])))
     return X, codes, tradeoff, params
 
 

@@ -6,24 +6,29 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from qs3orao.theory.complexity import exponent_verdict, fit_exponent, run_sweep
+from qs3orao.theory.complexity import fit_exponent, run_sweep
 from qs3orao.theory.empirical import empirical_claims
-from qs3orao.theory.ledger import Claim, write_ledger
+from qs3study.claims.ledger import Claim, history_markdown, write_ledger
+from qs3study.claims.verdicts import exponent_class
 
 
-def test_fit_exponent_and_criterion():
-    n = np.array([100, 200, 400, 800])
-    slope, low, high = fit_exponent(n, 1e-6 * n ** 2.0)
-    assert slope == pytest.approx(2.0)
-    assert exponent_verdict("literal_time_vs_t", low) and not exponent_verdict("exact_time_vs_n", 3.5)
-    assert exponent_verdict("engine_time_vs_n", low) is None
+def test_fit_exponent_uses_medians_of_repeats():
+    n = np.repeat([100, 200, 400, 800, 1600, 3200], 3)
+    noise = np.tile([1.0, 1.02, 50.0], 6)  # one slow outlier per size: the median ignores it
+    slope, low, high = fit_exponent(n, 1e-6 * n ** 2.0 * noise, confidence=0.95)
+    assert slope == pytest.approx(2.0, abs=1e-6)
+    assert exponent_class(low, high, claimed=2.0, tolerance=0.3) == "consistent"
+    assert exponent_class(low, high, claimed=3.0, tolerance=0.3) == "inconsistent"
 
 
-def test_sweeps_measure_something():
-    settings = {"literal_n": 30, "engine_n": 30, "engine_t": 5, "m": 2}
-    for name, sizes in [("literal_time_vs_t", [3, 6]), ("exact_memory_vs_n", [40, 80])]:
-        records = run_sweep(name, sizes, settings, repeats=1)
-        assert [r["size"] for r in records] == sizes and all(r["value"] > 0 for r in records)
+def test_sweeps_record_every_repeat():
+    settings = {"literal_n": 30, "engine_n": 30, "engine_t": 5, "m": 2, "n_features": 3, "n_classes": 3,
+                "tradeoff": 0.5, "gamma": 1.0, "lam": 1.0, "theta": 1.5, "seed": 0}
+    records = run_sweep("literal_time_vs_t", [3, 6], settings, repeats=2)
+    assert [(r["size"], r["repeat"]) for r in records] == [(3, 0), (3, 1), (6, 0), (6, 1)]
+    assert all(r["value"] > 0 for r in records)
+    memory = run_sweep("exact_memory_vs_n", [40, 80], settings, repeats=3)
+    assert [r["size"] for r in memory] == [40, 80] and all(r["value"] > 0 for r in memory)
 
 
 def _table(faster=True, oom=True):
@@ -53,9 +58,11 @@ def test_empirical_claims_follow_the_declared_criteria():
 def test_ledger_writes_markdown_and_csv(tmp_path):
     claims = [Claim("1", "a | b", "Sec. 1", "check", "holds", "numbers"),
               Claim("2", "c", "Sec. 2", "check", "fails", "pinned")]
-    write_ledger(claims, tmp_path / "l.md", tmp_path / "l.csv", header="# Ledger")
+    footer = history_markdown([{"design": "old", "change": "seeds 10 -> 30", "verdicts": {"6": "fails -> holds"}}])
+    write_ledger(claims, tmp_path / "l.md", tmp_path / "l.csv", header="# Ledger", footer=footer)
     text = (tmp_path / "l.md").read_text()
     assert text.startswith("# Ledger") and "a \\| b" in text
+    assert "## History" in text and "claim 6: fails -> holds" in text
     assert [row["verdict"] for row in csv.DictReader(open(tmp_path / "l.csv"))] == ["holds", "fails"]
     with pytest.raises(ValueError):
         Claim("3", "c", "w", "k", "probably", "e")

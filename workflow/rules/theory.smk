@@ -1,25 +1,35 @@
-# Theory stage: the claims ledger (issue 6).  Settings: config["theory"] with keys
-# "convergence" and "complexity" (defaults in workflow/scripts/theory_*.py).
+# Theory stage: the claims ledger (issues 6, 12). Every setting of the studies lives in the
+# pre-registered design file, config["theory"]["design"] (default workflow/config/theory.yaml);
+# the outputs go to config["theory"]["out"] (default figures/theory/), where the tidy data are committed with the ledger.
 import os
 
-THEORY = config.get("theory", {})
-THEORY_FIGURES = ["convergence", "slopes", "lemma2_ratio", "thresholds", "complexity"]
-RESULTS_TABLE = "results/tables/results.csv"
+import yaml
+
+# A relative design path is read from the repository (the working directory may be elsewhere).
+_THEORY_DESIGN = config.get("theory", {}).get("design", "workflow/config/theory.yaml")
+THEORY_DESIGN = os.path.relpath(os.path.join(workflow.basedir, _THEORY_DESIGN))
+with open(THEORY_DESIGN) as _handle:
+    _THEORY = yaml.safe_load(_handle)
+THEORY_OUT = config.get("theory", {}).get("out", "figures/theory")
+THEORY_INSTANCES = list(_THEORY["convergence"]["instances"])
+THEORY_FIGURES = [f"convergence_{name}" for name in THEORY_INSTANCES] + [
+    "slopes", "bounds", "transient", "lemma2_ratio", "thresholds", "complexity"]
+# The empirical claims read the benchmark table the design names (a declared input; null: not evaluated).
+THEORY_RESULTS_TABLE = _THEORY["empirical"]["results_table"]
+THEORY_DATA = [f"{THEORY_OUT}/{name}.csv" for name in ("convergence", "problems", "summary", "complexity")]
 
 
 rule theory:
     input:
-        "figures/claims_ledger.md",
-        "figures/claims_ledger.csv",
-        expand("figures/theory_{name}.{ext}", name=THEORY_FIGURES, ext=["png", "pdf"]),
+        f"{THEORY_OUT}/manifest.json",
 
 
 rule theory_convergence:
+    input:
+        design=THEORY_DESIGN,
     output:
-        records="results/theory/convergence.csv",
-        meta="results/theory/convergence_meta.json",
-    params:
-        settings=THEORY.get("convergence", {}),
+        records=f"{THEORY_OUT}/convergence.csv",
+        problems=f"{THEORY_OUT}/problems.csv",
     threads: 2
     log:
         "results/theory/logs/convergence.log",
@@ -30,10 +40,10 @@ rule theory_convergence:
 
 
 rule theory_complexity:
+    input:
+        design=THEORY_DESIGN,
     output:
-        records="results/theory/complexity.csv",
-    params:
-        settings=THEORY.get("complexity", {}),
+        records=f"{THEORY_OUT}/complexity.csv",
     # Timings need the machine to themselves.
     threads: workflow.cores
     log:
@@ -46,15 +56,15 @@ rule theory_complexity:
 
 rule theory_ledger:
     input:
-        convergence="results/theory/convergence.csv",
-        convergence_meta="results/theory/convergence_meta.json",
-        complexity="results/theory/complexity.csv",
-        # Claim 8 reads the benchmark table when the main pipeline has produced it.
-        results_table=lambda wildcards: [RESULTS_TABLE] if os.path.exists(RESULTS_TABLE) else [],
+        design=THEORY_DESIGN,
+        convergence=f"{THEORY_OUT}/convergence.csv",
+        problems=f"{THEORY_OUT}/problems.csv",
+        complexity=f"{THEORY_OUT}/complexity.csv",
+        results_table=[THEORY_RESULTS_TABLE] if THEORY_RESULTS_TABLE else [],
     output:
-        md="figures/claims_ledger.md",
-        csv="figures/claims_ledger.csv",
-        summary="results/theory/convergence_summary.csv",
+        md=f"{THEORY_OUT}/claims_ledger.md",
+        csv=f"{THEORY_OUT}/claims_ledger.csv",
+        summary=f"{THEORY_OUT}/summary.csv",
     log:
         "results/theory/logs/ledger.log",
     benchmark:
@@ -65,17 +75,28 @@ rule theory_ledger:
 
 rule theory_figures:
     input:
-        convergence="results/theory/convergence.csv",
-        summary="results/theory/convergence_summary.csv",
-        complexity="results/theory/complexity.csv",
+        design=THEORY_DESIGN,
+        convergence=f"{THEORY_OUT}/convergence.csv",
+        summary=f"{THEORY_OUT}/summary.csv",
+        complexity=f"{THEORY_OUT}/complexity.csv",
     output:
-        **{name: f"figures/theory_{stem}.png" for name, stem in
-           [("convergence", "convergence"), ("slopes", "slopes"), ("lemma2", "lemma2_ratio"),
-            ("thresholds", "thresholds"), ("complexity", "complexity")]},
-        pdfs=expand("figures/theory_{name}.pdf", name=THEORY_FIGURES),
+        expand(f"{THEORY_OUT}/{{name}}.{{ext}}", name=THEORY_FIGURES, ext=["png", "pdf"]),
     log:
         "results/theory/logs/figures.log",
     benchmark:
         "results/theory/benchmarks/figures.tsv"
     script:
         "../scripts/theory_figures.py"
+
+
+rule theory_manifest:
+    input:
+        design=THEORY_DESIGN,
+        outputs=THEORY_DATA + [f"{THEORY_OUT}/claims_ledger.md", f"{THEORY_OUT}/claims_ledger.csv"]
+        + expand(f"{THEORY_OUT}/{{name}}.{{ext}}", name=THEORY_FIGURES, ext=["png", "pdf"]),
+    output:
+        f"{THEORY_OUT}/manifest.json",
+    log:
+        "results/theory/logs/manifest.log",
+    script:
+        "../scripts/theory_manifest.py"

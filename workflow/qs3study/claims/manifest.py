@@ -1,0 +1,73 @@
+"""How the theory outputs were made: design hash, commit, versions and every output's sha256."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import tempfile
+from importlib import metadata
+
+__all__ = ["file_sha256", "theory_manifest", "write_manifest"]
+
+_PACKAGES = ("numpy", "scipy", "pandas", "matplotlib", "snakemake", "qs3orao")
+
+
+def file_sha256(path):
+    """sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _git(root, *args):
+    out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _version(name):
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def theory_manifest(*, design_path, outputs, root, command):
+    """The manifest's content.
+
+    Parameters
+    ----------
+    design_path : str
+    outputs : list of str
+        Every theory output covered (paths relative to ``root``).
+    root : str
+        The repository root (read-only git queries).
+    command : str
+        The command that regenerates the outputs.
+    """
+    status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)figures")
+    return {
+        "command": command,
+        "design": {"path": design_path, "sha256": file_sha256(os.path.join(root, design_path))},
+        "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "git": {"commit": _git(root, "rev-parse", "HEAD"), "dirty": None if status is None else bool(status)},
+        "python": platform.python_version(),
+        "versions": {name: _version(name) for name in _PACKAGES},
+        "outputs": {path: file_sha256(os.path.join(root, path)) for path in sorted(outputs)},
+    }
+
+
+def write_manifest(path, content):
+    """Write the manifest as JSON, atomically."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    with os.fdopen(fd, "w") as handle:
+        json.dump(content, handle, indent=2)
+        handle.write("\n")
+    os.replace(tmp, path)

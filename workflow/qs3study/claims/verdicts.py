@@ -1,0 +1,214 @@
+"""Verdict functions: a check's results and criteria fixed in the design -> a verdict.
+
+Every verdict of the ledger is the return value of one of these functions;
+none is written by hand. A check whose precision cannot separate "holds" from
+"fails" returns "inconclusive".
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+__all__ = [
+    "VERDICTS", "HOLDS", "CONDITIONAL", "FAILS", "INCONCLUSIVE", "NOT_CHECKABLE", "NOT_EVALUATED",
+    "counterexample_verdict", "identity_verdict", "difference_verdict", "witness_verdict",
+    "rate_class", "bound_class", "domain_verdict", "exponent_class", "complexity_verdict",
+    "transient_verdict", "offset_verdict", "dependent_proof_verdict", "facts_verdict", "not_checkable",
+    "not_evaluated",
+]
+
+HOLDS = "holds"
+CONDITIONAL = "holds under stated conditions"
+FAILS = "fails"
+INCONCLUSIVE = "inconclusive"
+NOT_CHECKABLE = "not checkable"
+NOT_EVALUATED = "not evaluated"
+VERDICTS = (HOLDS, CONDITIONAL, FAILS, INCONCLUSIVE, NOT_CHECKABLE, NOT_EVALUATED)
+
+
+def counterexample_verdict(counterexamples, cases, *, conditions=False):
+    """An exhaustive or exact check: any counterexample fails the claim.
+
+    Parameters
+    ----------
+    counterexamples, cases : int
+    conditions : bool
+        Whether the claim holds only under conditions the ledger states.
+    """
+    if cases == 0:
+        return NOT_EVALUATED
+    if counterexamples > 0:
+        return FAILS
+    return CONDITIONAL if conditions else HOLDS
+
+
+def identity_verdict(failures_under_condition, cases, gap_without_condition):
+    """An identity claimed unconditionally but checked under a condition.
+
+    Fails when it fails under the condition; holds under stated conditions when
+    it holds there but a case outside the condition breaks it; holds otherwise.
+    """
+    if cases == 0:
+        return NOT_EVALUATED
+    if failures_under_condition > 0:
+        return FAILS
+    return CONDITIONAL if gap_without_condition != 0 else HOLDS
+
+
+def difference_verdict(deviation, tolerance):
+    """A claim that two computations agree: holds when ``deviation <= tolerance``, fails otherwise."""
+    if deviation is None or not math.isfinite(deviation):
+        return INCONCLUSIVE
+    return HOLDS if deviation <= tolerance else FAILS
+
+
+def witness_verdict(witness):
+    """A bound claimed everywhere: a witness where it is exceeded fails it; none found is a confirmation only
+    as far as the search went, so it is 'holds under stated conditions'."""
+    return FAILS if witness is not None else CONDITIONAL
+
+
+def rate_class(low, high, *, target, tolerance):
+    """Classify a slope interval against ``O(t^target)``.
+
+    Returns
+    -------
+    {"consistent", "slower", "inconclusive", "not finite"}
+    """
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "not finite"
+    if high <= target + tolerance:
+        return "consistent"
+    if low > target + tolerance:
+        return "slower"
+    return "inconclusive"
+
+
+def bound_class(mean_low, max_high, bound):
+    """Classify a bound on the expected error at one checkpoint.
+
+    ``mean_low`` is the lower confidence end of the mean over rows and seeds
+    (a lower estimate of ``max_x E|f(x) - f*(x)|^2``), ``max_high`` the upper
+    end of the seed mean of the max over rows (an upper estimate of it).
+
+    Returns
+    -------
+    {"exceeded", "respected", "inconclusive", "undefined"}
+    """
+    if bound is None or not math.isfinite(bound):
+        return "undefined"
+    if math.isfinite(mean_low) and mean_low > bound:
+        return "exceeded"
+    if not math.isfinite(mean_low):
+        # the run left the floats: the error exceeds any finite bound
+        return "exceeded"
+    if math.isfinite(max_high) and max_high <= bound:
+        return "respected"
+    return "inconclusive"
+
+
+def domain_verdict(classes, *, fail_class, pass_class):
+    """A claim over a domain of cells: fails if some cell is in ``fail_class``, holds if every cell is ``pass_class``.
+
+    ``fail_class`` is one class or a tuple of classes. Cells with other classes
+    (inconclusive, undefined) leave it inconclusive.
+    """
+    classes = list(classes)
+    fail_classes = (fail_class,) if isinstance(fail_class, str) else tuple(fail_class)
+    if not classes:
+        return NOT_EVALUATED
+    if any(c in fail_classes for c in classes):
+        return FAILS
+    if all(c == pass_class for c in classes):
+        return HOLDS
+    return INCONCLUSIVE
+
+
+def exponent_class(low, high, *, claimed, tolerance):
+    """Two-sided: "consistent" when ``[low, high]`` lies in ``claimed +- tolerance``,
+    "inconsistent" when it lies entirely outside, "inconclusive" otherwise."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "inconclusive"
+    if claimed - tolerance <= low and high <= claimed + tolerance:
+        return "consistent"
+    if high < claimed - tolerance or low > claimed + tolerance:
+        return "inconsistent"
+    return "inconclusive"
+
+
+def complexity_verdict(classes):
+    """Table 1 over its sweeps: any inconsistent sweep fails it, all consistent hold it."""
+    return domain_verdict(classes, fail_class="inconsistent", pass_class="consistent")
+
+
+def transient_verdict(predicted, measured, *, minimum, decades, share, rank):
+    """Whether the predicted early amplification explains the measured peak.
+
+    Over the cells with ``predicted > minimum``: holds when at least ``share``
+    of them have ``|log10 measured - log10 predicted| <= decades`` and the
+    Spearman rank correlation is at least ``rank``; fails when neither is met;
+    inconclusive when one is, or with fewer than three such cells.
+    """
+    predicted, measured = np.asarray(predicted, dtype=float), np.asarray(measured, dtype=float)
+    keep = predicted > minimum
+    if keep.sum() < 3:
+        return INCONCLUSIVE
+    p = np.log10(predicted[keep])
+    m = np.log10(np.where(np.isfinite(measured[keep]), measured[keep], np.finfo(float).max))
+    within = float(np.mean(np.abs(m - p) <= decades))
+    correlation = float(stats.spearmanr(p, m).statistic)
+    met = (within >= share, correlation >= rank)
+    if all(met):
+        return HOLDS
+    return FAILS if not any(met) else INCONCLUSIVE
+
+
+def offset_verdict(peaks, rate_pairs, *, peak_limit):
+    """Issue 13's claim: the offset schedule removes the transient and keeps the rate.
+
+    Parameters
+    ----------
+    peaks : sequence of float
+        Measured peak amplification per cell under the offset schedule.
+    rate_pairs : sequence of (str, str)
+        Per cell, the rate classes under the paper's and the offset schedule.
+    peak_limit : float
+    """
+    peaks, rate_pairs = list(peaks), list(rate_pairs)
+    if not peaks:
+        return NOT_EVALUATED
+    removed = all(math.isfinite(p) and p <= peak_limit for p in peaks)
+    lost = any(paper == "consistent" and offset in ("slower", "not finite") for paper, offset in rate_pairs)
+    undecided = any(paper == "consistent" and offset == "inconclusive" for paper, offset in rate_pairs)
+    if not removed or lost:
+        return FAILS
+    return INCONCLUSIVE if undecided else HOLDS
+
+
+def dependent_proof_verdict(premise_failures):
+    """A proof that uses a premise: unproven (fails) where the premise fails, proven elsewhere."""
+    return FAILS if premise_failures else HOLDS
+
+
+def facts_verdict(matches, *, choices):
+    """Stated facts against records: any mismatch fails; all match -> holds, or holds under
+    stated conditions when some facts are protocol choices rather than properties of the data."""
+    matches = [m for m in matches if m is not None]
+    if not matches:
+        return NOT_EVALUATED
+    if not all(matches):
+        return FAILS
+    return CONDITIONAL if choices else HOLDS
+
+
+def not_checkable():
+    """A claim no computation can test (e.g. novelty)."""
+    return NOT_CHECKABLE
+
+
+def not_evaluated():
+    """A claim whose evidence this run does not have."""
+    return NOT_EVALUATED
