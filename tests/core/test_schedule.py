@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from qs3orao import QS3ORAO
-from qs3orao._validation import check_semisupervised
+from qs3orao.validation import check_semisupervised
 from qs3orao.kernels import gaussian_kernel
 from qs3orao.objective import ordinal_risk_hessian
 from qs3orao.schedule import auto_step_offset, curvature_bound, resolve_step_offset
