@@ -49,6 +49,16 @@ QS3ORAO_SCHEDULES = {"qs3orao": 0, "qs3orao-auto": "auto"}
 _FEATURE_METHODS = {"rff-auc": RFFAUC, "nystrom-auc": NystromAUC}
 _EXACT_BASELINES = {"m-pnu-auc": MPNUAUC, "m-samult": MSAMULT}
 _REFERENCE = "exact-f*"
+#: Legend names: which schedule, and how each method's accuracy is reached.
+LABELS = {
+    _REFERENCE: "exact f* (the reference's own solve)",
+    "qs3orao": "QS3ORAO, paper's step theta / t",
+    "qs3orao-auto": "QS3ORAO (step offset auto)",
+    "rff-auc": "RFF-AUC, smallest D",
+    "nystrom-auc": "Nystroem-AUC, smallest D",
+    "m-pnu-auc": "M-PNU-AUC (exact, own objective)",
+    "m-samult": "M-SAMULT (exact, own objective)",
+}
 
 
 def make_problem(n_labeled, n_unlabeled, n_features, n_classes, seed=0):
@@ -178,7 +188,7 @@ def run_sweep(*, sizes, n_labeled, n_features, n_classes, objective, qs3orao_par
     makers.update({label: (lambda D, cls=cls: cls(n_components=D, random_state=seed, memory_budget=budget,
                                                   **objective), n_components)
                    for label, cls in _FEATURE_METHODS.items()})
-    records, stop = [], f"the largest configured size ({sizes[-1]} unlabeled rows) was reached"
+    records, stop = [], f"reached the largest configured size ({sizes[-1]} unlabeled rows)"
     for n_unlabeled in sizes:
         if exact_memory(n_labeled + n_unlabeled) > budget:
             stop = (f"stopped before {n_unlabeled} unlabeled rows: the exact f* needs "
@@ -246,7 +256,7 @@ def summary_rows(records, stop, *, auc_tolerance, distance_tolerance, repeats):
     return rows
 
 
-def plot_time_to_accuracy(records, stop, paths):
+def plot_time_to_accuracy(records, stop, paths, tolerances):
     """Time to accuracy against unlabeled rows, one line per method, log-log; saved under each of ``paths``."""
     import matplotlib
 
@@ -257,11 +267,13 @@ def plot_time_to_accuracy(records, stop, paths):
     for method in dict.fromkeys(r["method"] for r in records):
         points = [(r["n_unlabeled"], r["time"]) for r in records if r["method"] == method and np.isfinite(r["time"])]
         if points:
-            ax.plot(*zip(*points), marker="o", label=method)
+            ax.plot(*zip(*points), marker="o", label=LABELS[method],
+                    linestyle="--" if method in _EXACT_BASELINES else "-")
     ax.set(xscale="log", yscale="log", xlabel="unlabeled rows", ylabel="wall time to accuracy (s)",
            title="Time to equal accuracy (within tolerance of the exact f*)")
-    ax.legend(fontsize=7)
-    fig.text(0.01, -0.02, stop, fontsize=6)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.text(0.01, -0.06, f"Accurate: AUC within {tolerances[0]} of f* and ||F - F*|| / ||F*|| <= {tolerances[1]}; "
+             f"exact baselines: fit time. Sweep {stop}.", fontsize=6)
     for path in paths:
         partial = f"{path}.partial"
         fig.savefig(partial, format=str(path).rsplit(".", 1)[-1], bbox_inches="tight")
@@ -272,6 +284,6 @@ def plot_time_to_accuracy(records, stop, paths):
 def time_to_accuracy_rows(*, figure_paths=(), **settings):
     """Run the sweep with ``settings`` (see :func:`run_sweep`), draw its figure, return its summary rows."""
     records, stop = run_sweep(**settings)
-    plot_time_to_accuracy(records, stop, figure_paths)
+    plot_time_to_accuracy(records, stop, figure_paths, (settings["auc_tolerance"], settings["distance_tolerance"]))
     return summary_rows(records, stop, auc_tolerance=settings["auc_tolerance"],
                         distance_tolerance=settings["distance_tolerance"], repeats=settings.get("repeats", 3))
