@@ -31,4 +31,11 @@ def test_crossover_interpolates_log_log_between_the_bracketing_sizes():
     value, how = _crossover(ours, theirs)
     assert np.isclose(value, 2000.0) and "interpolated" in how
     assert np.isnan(_crossover({1000: 2.0}, {1000: 1.0})[0])
-    assert _crossover({1000: 1.0}, {1000: 2.0}) == (1000.0, "faster already at the smallest size (an upper bound)")
+    assert _crossover({1000: 1.0}, {1000: 2.0})[0] == 1000.0
+    # Faster, then slower again at the largest size: no crossover.
+    assert np.isnan(_crossover({1000: 1.0, 2000: 2.0}, {1000: 2.0, 2000: 1.0})[0])
+    # Faster, slower, faster: the crossover is the last change, between 2000 and 4000.
+    value, _ = _crossover({1000: 1.0, 2000: 2.0, 4000: 1.0}, {1000: 2.0, 2000: 1.0, 4000: 2.0})
+    assert 2000 < value < 4000
+    # Sizes one side could not time are left out.
+    assert _crossover({1000: np.nan, 2000: 1.0}, {1000: 1.0, 2000: 2.0})[0] == 2000.0

@@ -214,17 +214,22 @@ def run_sweep(*, sizes, n_labeled, n_features, n_classes, objective, qs3orao_par
 
 
 def _crossover(ours, theirs):
-    """Smallest size from which ``ours`` is faster, interpolated log-log; nan if never; a bound if always."""
-    sizes = sorted(set(ours) & set(theirs))
-    ratio = [(n, np.log(theirs[n] / ours[n])) for n in sizes if np.isfinite(ours[n]) and np.isfinite(theirs[n])]
-    for i, (n, r) in enumerate(ratio):
-        if r > 0:
-            if i == 0:
-                return float(n), "faster already at the smallest size (an upper bound)"
-            (n_lo, r_lo) = ratio[i - 1]
-            share = -r_lo / (r - r_lo)
-            return float(np.exp(np.log(n_lo) + share * (np.log(n) - np.log(n_lo)))), "interpolated log-log"
-    return np.nan, "QS3ORAO (step offset auto) is not faster at any size of the sweep"
+    """Smallest size from which ``ours`` is faster at every larger size of the sweep, interpolated log-log.
+
+    nan when ``ours`` is not faster at the largest size; the smallest size (an
+    upper bound) when it is faster at every size.  Sizes where either side has
+    no time are left out.
+    """
+    ratio = [(n, np.log(theirs[n] / ours[n])) for n in sorted(set(ours) & set(theirs))
+             if np.isfinite(ours[n]) and np.isfinite(theirs[n])]
+    if not ratio or ratio[-1][1] <= 0:
+        return np.nan, "QS3ORAO (step offset auto) is not faster at the largest size both were timed at"
+    slower = [i for i, (_, r) in enumerate(ratio) if r <= 0]
+    if not slower:
+        return float(ratio[0][0]), "faster at every size: the smallest size is an upper bound"
+    (n_lo, r_lo), (n_hi, r_hi) = ratio[slower[-1]], ratio[slower[-1] + 1]
+    share = -r_lo / (r_hi - r_lo)
+    return float(np.exp(np.log(n_lo) + share * (np.log(n_hi) - np.log(n_lo)))), "interpolated log-log"
 
 
 def summary_rows(records, stop, *, auc_tolerance, distance_tolerance, repeats):
