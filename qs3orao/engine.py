@@ -38,10 +38,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from .divergence import check_scores, warn_if_far
 from .kernels import frequency_block, sampling_rng
 from .objective import split_members
 from .schedule import step_size
@@ -283,6 +285,18 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     model : RandomFeatureModel
     train_scores : ndarray of shape (n,)
         ``f_{t+1}`` at every row of ``X``.
+
+    Raises
+    ------
+    qs3orao.divergence.DivergenceError
+        As soon as the scores of a step's sampled rows, or of all rows after a
+        group of steps, are non-finite or beyond ``SCORE_LIMIT``.
+
+    Warns
+    -----
+    sklearn.exceptions.ConvergenceWarning
+        When the final scores prove the error to ``f*`` far above its start
+        (:func:`qs3orao.divergence.warn_if_far`).
     """
     n, d = X.shape
     m = n_components
@@ -303,6 +317,8 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     blocks = np.empty((n_iter, m, d)) if keep else None
     scale = 1.0
     progress = _Progress(n_iter, verbose)
+    schedule = dict(n_iter=n_iter, lam=lam, theta=theta, step_offset=step_offset)
+    guard = partial(check_scores, tradeoff=tradeoff, **schedule)
     with _Rows(n_jobs) as row_threads:
         for start in range(0, n_iter, group):
             stop = min(start + group, n_iter)
@@ -319,22 +335,25 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
                 scores = base[members]
             scale = _group_steps(Xw, members, omega, draws, scores, local_of, coef, base, start, scale,
                                  tradeoff=tradeoff, theta=theta, lam=lam, step_offset=step_offset,
-                                 rows=row_threads)
+                                 rows=row_threads, guard=guard)
             if not dense:
                 _accumulate(base, Xw, omega, coef[start:stop], row_threads, work_bytes)
+            guard(scale * base, iteration=stop)
             progress.update(stop)
     model = RandomFeatureModel(seed=seed, gamma=gamma, n_features=d, coef=coef * scale, blocks=blocks,
                                dtype=dtype, n_jobs=n_jobs, work_bytes=work_bytes)
+    warn_if_far(base * scale, codes, tradeoff, **schedule)
     return model, base * scale
 
 
 def _group_steps(X, members, omega, draws, scores, local_of, coef, base, start, scale, *,
-                 tradeoff, theta, lam, step_offset, rows):
+                 tradeoff, theta, lam, step_offset, rows, guard):
     """Take the steps ``start + 1 .. start + len(draws)`` of one group; return the new scale.
 
     ``scores`` holds ``base`` (plus the group's blocks so far) at the group's
     rows ``members`` (all rows when ``members`` is None, then ``scores is base``);
-    ``coef`` receives the new coefficients divided by the global scale.
+    ``coef`` receives the new coefficients divided by the global scale;
+    ``guard(scores, iteration=i)`` checks the scores each step reads.
     """
     m = coef.shape[1] // 2
     Xs = X if members is None else X[members]
@@ -346,6 +365,7 @@ def _group_steps(X, members, omega, draws, scores, local_of, coef, base, start, 
         i = start + q + 1
         sampled, weights = gradient_weights(draw, lambda r, s=scale: s * scores[local_of[r]], tradeoff)
         local = local_of[sampled]
+        guard(scale * scores[local], iteration=i)
         block = slice(q * m, (q + 1) * m)
         eta = step_size(i, theta=theta, step_offset=step_offset)
         alpha = (-eta / np.sqrt(m)) * np.concatenate([weights @ cos_s[local, block], weights @ sin_s[local, block]])

@@ -56,6 +56,7 @@ def test_each_step_shrinks_earlier_coefficients_by_the_current_step():
     np.testing.assert_allclose(longer.train_scores_, shrink * short.train_scores_ + new_term, atol=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # one step of the paper's schedule
 @pytest.mark.parametrize("step_offset", [0.0, 7.0, 2.5])
 def test_offset_schedule_step_is_minus_the_offset_step_times_the_gradient(step_offset):
     """The first fitted coefficient is -theta / (1 + t0) times the finite-difference gradient at f = 0."""

@@ -42,6 +42,8 @@ def problems(draw):
     return X, codes, tradeoff, params
 
 
+# Few steps of the paper's schedule often end farther from f* than f = 0, which the engine rightly warns about.
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @given(problem=problems(), dense=st.booleans(), group=st.integers(1, 12),
        storage=st.sampled_from(["memory", "regenerate"]), n_jobs=st.sampled_from([1, 2]))
 @settings(max_examples=40, deadline=None)

@@ -8,9 +8,11 @@ PERF = config["perf"]
 
 
 rule perf:
-    """Speed-up over the reference, fit over evaluation floor, crossover with the exact baselines, memory, throughput."""
+    """Speed-up over the reference, fit over evaluation floor, crossover with the exact baselines, memory, throughput,
+    time to equal accuracy."""
     output:
         f"{RESULTS}/perf/summary.csv",
+        time_to_accuracy=report(f"{RESULTS}/perf/time_to_accuracy.png", category="Performance"),
     params:
         settings=PERF,
     log:

@@ -1,0 +1,111 @@
+r"""Divergence of the training iteration: an error while it runs, a warning when it ends far off.
+
+While training runs, scores beyond ``SCORE_LIMIT`` (or not finite) stop it with
+:class:`DivergenceError`: past ``1e150`` the squared pairwise loss overflows
+float64, so neither the objective nor the thresholds can be computed from them.
+
+When it ends, the objective gap is bounded from below without ``f*``.  Training
+starts at ``f_1 = 0`` with ``L(f_1) = R(0)``; ``f*`` minimises
+``L(f) = lam/2 ||f||^2 + R(f)``, so ``L(f*) <= R(0)``, and each split's risk is at
+least ``-(1 - gamma^j) / 2`` (its pair terms are non-negative), so
+``L(f*) >= R_low = -mean_j (1 - gamma^j) / 2``.  With ``L(f_T) >= R(f_T)`` (any
+norm is non-negative):
+
+.. math::
+
+    \frac{L(f_T) - L(f^*)}{L(f_1) - L(f^*)} \ge \frac{R(f_T) - R(0)}{R(0) - R_\mathrm{low}},
+
+computed in O(n) from the final training scores.  When it exceeds
+``GAP_GROWTH_LIMIT = 1`` the fit provably ended farther from ``f*`` (in
+objective) than the zero function it started from, and it warns.  The bound is
+loose, so the limit is the smallest growth it can state: ending worse than
+having done nothing.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from .objective import ordinal_risk
+from .schedule import auto_step_offset, curvature_bound
+
+__all__ = ["DivergenceError", "SCORE_LIMIT", "GAP_GROWTH_LIMIT", "check_scores", "gap_growth_bound", "warn_if_far"]
+
+SCORE_LIMIT = 1e150
+GAP_GROWTH_LIMIT = 1.0
+
+
+def _remedy(theta, lam, step_offset, tradeoff):
+    """The stability of the first step and what to change."""
+    first = theta / (1.0 + step_offset) * (lam + curvature_bound(tradeoff))
+    return (f"the first step has eta_1 (lam + h) up to {first:.3g} (a step expands the error when it exceeds 2); "
+            f"use step_offset='auto' (here {auto_step_offset(theta, lam, tradeoff)}) or a larger lam")
+
+
+class DivergenceError(FloatingPointError):
+    """Training scores became non-finite or exceeded :data:`SCORE_LIMIT`.
+
+    Attributes
+    ----------
+    iteration : int
+        The (1-based) iteration at which it was detected.
+    lam, theta, step_offset : float
+        The schedule that diverged.
+    max_score : float
+        The largest absolute score seen (``nan`` or ``inf`` when not finite).
+    """
+
+    def __init__(self, *, iteration, n_iter, lam, theta, step_offset, max_score, tradeoff):
+        self.iteration, self.lam, self.theta, self.step_offset = iteration, lam, theta, step_offset
+        self.max_score = max_score
+        super().__init__(
+            f"QS3ORAO diverged at iteration {iteration} of {n_iter}: training scores reached {max_score:.3g} "
+            f"with lam={lam:g}, theta={theta:g}, step_offset={step_offset:g} (eta_t = theta / (t + step_offset)); "
+            + _remedy(theta, lam, step_offset, tradeoff))
+
+
+def check_scores(scores, *, iteration, n_iter, lam, theta, step_offset, tradeoff):
+    """Raise :class:`DivergenceError` when ``scores`` hold a non-finite value or one beyond :data:`SCORE_LIMIT`."""
+    largest = np.max(np.abs(scores), initial=0.0)
+    if not largest <= SCORE_LIMIT:  # also catches nan
+        if np.isnan(scores).any():
+            largest = np.nan
+        raise DivergenceError(iteration=iteration, n_iter=n_iter, lam=lam, theta=theta, step_offset=step_offset,
+                              max_score=largest, tradeoff=tradeoff)
+
+
+def gap_growth_bound(scores, codes, tradeoff):
+    """Lower bound on ``(L(f_T) - L(f*)) / (L(f_1) - L(f*))`` from the final training scores.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n,)
+        ``f_T`` at every training row.
+    codes : ndarray of int
+        Class codes, ``-1`` for unlabeled rows.
+    tradeoff : ndarray of shape (k - 1,)
+
+    Returns
+    -------
+    float
+        ``(R(f_T) - R(0)) / (R(0) - R_low)``; negative when no growth is implied.
+    """
+    final = ordinal_risk(scores, codes, tradeoff)[0]
+    start = ordinal_risk(np.zeros(codes.size), codes, tradeoff)[0]
+    return float((final - start) / (start + np.mean(1.0 - tradeoff) / 2.0))
+
+
+def warn_if_far(scores, codes, tradeoff, *, lam, theta, step_offset, n_iter):
+    """Warn (:class:`sklearn.exceptions.ConvergenceWarning`) when the final objective gap provably exceeds
+    ``GAP_GROWTH_LIMIT`` times the initial one (see :func:`gap_growth_bound`)."""
+    growth = gap_growth_bound(scores, codes, tradeoff)
+    if growth > GAP_GROWTH_LIMIT:
+        warnings.warn(
+            f"QS3ORAO ended after {n_iter} iterations with training scores up to {np.max(np.abs(scores)):.3g} and "
+            f"an objective gap to f* at least {growth:.3g} times the gap it started from "
+            f"(lam={lam:g}, theta={theta:g}, step_offset={step_offset:g}); "
+            + _remedy(theta, lam, step_offset, tradeoff) + ", or more iterations",
+            ConvergenceWarning, stacklevel=4)
