@@ -21,6 +21,7 @@ from qs3orao import QS3ORAO
 from qs3orao.engine import memory_plan
 from qs3orao.metrics import accuracy, mean_absolute_error
 from qs3orao.thresholds import SURROGATES, THRESHOLD_LOSSES, assign_classes, fit_thresholds
+from tests.baselines.conftest import ordinal_problem
 
 ESTIMATORS = {
     "qs3orao": lambda: QS3ORAO(n_iter=20, random_state=0),
@@ -46,17 +47,6 @@ def deadline(seconds):
         signal.signal(signal.SIGALRM, previous)
 
 
-def ordinal_rows(n=300, n_labeled=120, n_classes=5, d=3, seed=0):
-    """Labels from a noisy sum of uniform features; rows past ``n_labeled`` are unlabeled."""
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(size=(n, d))
-    latent = X.sum(axis=1) + 0.1 * rng.normal(size=n)
-    y = np.digitize(latent, np.quantile(latent, np.arange(1, n_classes) / n_classes))
-    y_train = y.copy()
-    y_train[n_labeled:] = -1
-    return X, y_train, y
-
-
 # --- the threshold search refuses non-finite scores (it looped forever) ---------------------------
 
 @pytest.mark.parametrize("loss", THRESHOLD_LOSSES)
@@ -71,7 +61,7 @@ def test_thresholds_refuse_non_finite_scores_without_hanging(loss, bad):
 
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
 def test_negative_labels_other_than_minus_one_are_refused(name):
-    X, y, _ = ordinal_rows(n=120, n_labeled=60, n_classes=3)
+    X, y, _ = ordinal_problem(n=120, n_labeled=60, n_classes=3)
     y[60:70] = -2
     with pytest.raises(ValueError, match=r"negative labels \[-2\].*-1"):
         ESTIMATORS[name]().fit(X, y)
@@ -80,13 +70,13 @@ def test_negative_labels_other_than_minus_one_are_refused(name):
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
 def test_unsigned_labels_holding_the_wrapped_marker_are_refused(name, dtype):
-    X, y, _ = ordinal_rows(n=120, n_labeled=60, n_classes=3)
+    X, y, _ = ordinal_problem(n=120, n_labeled=60, n_classes=3)
     with pytest.raises(ValueError, match=f"unsigned dtype {np.dtype(dtype)}.*wraps"):
         ESTIMATORS[name]().fit(X, y.astype(dtype))
 
 
 def test_unsigned_labels_without_the_wrapped_value_are_accepted():
-    X, y, _ = ordinal_rows(n=120, n_labeled=120, n_classes=3)
+    X, y, _ = ordinal_problem(n=120, n_labeled=120, n_classes=3)
     model = QS3ORAO(n_iter=20, tradeoff=1.0, random_state=0).fit(X, y.astype(np.uint8))
     np.testing.assert_array_equal(model.classes_, [0, 1, 2])
 
@@ -121,7 +111,7 @@ def test_indistinguishable_classes_raise_with_the_estimate_and_why():
 # --- memory: the coefficients are counted before anything is allocated ------------------------------
 
 def test_huge_n_iter_is_refused_before_allocating():
-    X, y, _ = ordinal_rows(n=60, n_labeled=30, n_classes=3)
+    X, y, _ = ordinal_problem(n=60, n_labeled=30, n_classes=3)
     with deadline(20), pytest.raises(ValueError, match=r"n_iter=100000000 .*coefficients.*max_memory"):
         QS3ORAO(n_iter=10**8, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="coefficients"):
@@ -141,7 +131,7 @@ def test_use_before_fit_raises_not_fitted(name, method):
 # --- usable class predictions: scale-aware thresholds by default --------------------------------------
 
 def test_default_thresholds_cut_the_scores_into_every_class():
-    X, y, truth = ordinal_rows(n=600, n_labeled=200)
+    X, y, truth = ordinal_problem(n=600, n_labeled=200, n_classes=5, d=3)
     unlabeled = y == -1
     paper = QS3ORAO(n_iter=300, threshold_loss="hinge", random_state=0).fit(X, y)
     default = QS3ORAO(n_iter=300, random_state=0).fit(X, y)
@@ -200,7 +190,7 @@ def test_ordinal_logistic_handles_perfectly_ordered_and_constant_scores():
 
 def test_the_papers_surrogates_stay_available():
     assert set(SURROGATES) < set(THRESHOLD_LOSSES) and THRESHOLD_LOSSES[0] == "ordinal_logistic"
-    X, y, _ = ordinal_rows()
+    X, y, _ = ordinal_problem(n=300, n_labeled=120, n_classes=5, d=3)
     for loss in THRESHOLD_LOSSES:
         assert QS3ORAO(n_iter=30, threshold_loss=loss, random_state=0).fit(X, y).thresholds_.shape == (4,)
 
