@@ -7,7 +7,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from qs3orao import QS3ORAO, DivergenceError, exact_solution
-from qs3orao._validation import check_semisupervised
+from qs3orao.validation import check_semisupervised
 from qs3orao.divergence import SCORE_LIMIT, check_scores, gap_growth_bound
 from qs3orao.exact import objective_value
 
