@@ -46,10 +46,10 @@ class _FeatureSpaceAUC(OrdinalEstimator):
 
     _name = None
     _chunk_copies = None
-    _size_param = None  # the parameter that sets the map's width D
+    width_param = None  # the parameter that sets the map's width D
 
     def _store(self, size, gamma, lam, tradeoff, threshold_loss, classes, random_state, memory_budget):
-        setattr(self, self._size_param, size)
+        setattr(self, self.width_param, size)
         self.gamma = gamma
         self.lam = lam
         self.tradeoff = tradeoff
@@ -60,7 +60,7 @@ class _FeatureSpaceAUC(OrdinalEstimator):
 
     @property
     def _size(self):
-        return getattr(self, self._size_param)
+        return getattr(self, self.width_param)
 
     @classmethod
     def estimate_memory(cls, n_samples, n_features, n_classes, size):
@@ -79,7 +79,7 @@ class _FeatureSpaceAUC(OrdinalEstimator):
         -------
         self
         """
-        check_positive(self._size, self._size_param, integer=True)
+        check_positive(self._size, self.width_param, integer=True)
         check_positive(self.gamma, "gamma")
         check_positive(self.lam, "lam")
         check_threshold_loss(self.threshold_loss)
@@ -156,7 +156,7 @@ class RFFAUC(_FeatureSpaceAUC):
 
     _name = "RFF-AUC"
     _chunk_copies = 3  # projection, its cos and sin, their concatenation
-    _size_param = "n_random_features"
+    width_param = "n_random_features"
 
     def __init__(self, *, n_random_features=512, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="ordinal_logistic",
                  classes=None, random_state=None, memory_budget=None):
@@ -221,7 +221,7 @@ class NystromAUC(_FeatureSpaceAUC):
 
     _name = "Nystrom-AUC"
     _chunk_copies = 2  # kernel block and its whitened product
-    _size_param = "n_landmarks"
+    width_param = "n_landmarks"
 
     def __init__(self, *, n_landmarks=512, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="ordinal_logistic",
                  classes=None, random_state=None, memory_budget=None):

@@ -9,7 +9,7 @@ from qs3orao.exact import exact_solution
 
 def sized(cls, size, **params):
     """``cls`` with a map of width ``size`` (random features or landmarks)."""
-    return cls(**{cls._size_param: size}, **params)
+    return cls(**{cls.width_param: size}, **params)
 
 
 def codes_of(model, y):

@@ -152,7 +152,7 @@ def _exact_record(problem, fit, repeats):
     return dict(time=float(np.median([t for t, _ in elapsed])), setting="exact", auc_gap=auc_gap, distance=distance)
 
 
-def run_sweep(*, sizes, n_labeled, n_features, n_classes, objective, qs3orao_params, n_iters, n_components,
+def run_sweep(*, sizes, n_labeled, n_features, n_classes, objective, qs3orao_params, n_iters, feature_widths,
               auc_tolerance, distance_tolerance, memory_budget_mb, repeats=3, seed=0):
     """Every method's time to accuracy at every size where ``f*`` fits the budget.
 
@@ -165,8 +165,9 @@ def run_sweep(*, sizes, n_labeled, n_features, n_classes, objective, qs3orao_par
         ``gamma``, ``lam``, ``tradeoff``: the objective every method is measured against.
     qs3orao_params : dict
         Further QS3ORAO parameters (``batch_size``, ``n_components``, ...).
-    n_iters, n_components : list of int
-        The doubling grids of QS3ORAO's ``n_iter`` and of RFF/Nystroem's ``D``.
+    n_iters, feature_widths : list of int
+        The doubling grids of QS3ORAO's ``n_iter`` and of the feature-map width ``D`` of RFF-AUC
+        (``n_random_features``) and Nystroem-AUC (``n_landmarks``).
     auc_tolerance, distance_tolerance : float
     memory_budget_mb : float
         Budget of ``f*`` and of the exact baselines.
@@ -185,8 +186,8 @@ def run_sweep(*, sizes, n_labeled, n_features, n_classes, objective, qs3orao_par
     makers = {label: (lambda n_iter, offset=offset: QS3ORAO(n_iter=n_iter, step_offset=offset, random_state=seed,
                                                             **objective, **qs3orao_params), n_iters)
               for label, offset in QS3ORAO_SCHEDULES.items()}
-    makers.update({label: (lambda D, cls=cls: cls(n_components=D, random_state=seed, memory_budget=budget,
-                                                  **objective), n_components)
+    makers.update({label: (lambda D, cls=cls: cls(**{cls.width_param: D}, random_state=seed, memory_budget=budget,
+                                                  **objective), feature_widths)
                    for label, cls in _FEATURE_METHODS.items()})
     records, stop = [], f"reached the largest configured size ({sizes[-1]} unlabeled rows)"
     for n_unlabeled in sizes:
