@@ -54,7 +54,7 @@ def test_every_readme_command_has_a_case():
     assert set(readme_commands()[1:]) == set(DRY_RUN) | set(FOR_REAL) | set(NOT_HERE)
 
 
-def test_ci_runs_the_install_and_test_commands_verbatim():
+def test_ci_runs_the_install_and_test_commands():
     ci = (REPO / ".ci" / "run").read_text()
     assert ".venv/bin/pip install --quiet -e \".[test]\"" in ci and "python3 -m venv .venv" in ci
     assert ".venv/bin/python -m pytest" in ci
