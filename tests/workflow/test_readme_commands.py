@@ -93,6 +93,15 @@ def test_long_command_plans_as_written(checkout, command):
     assert re.search(DRY_RUN[command], output, flags=re.M), output[-3000:]
 
 
+def test_unlock_as_written(checkout):
+    """``snakemake --unlock`` for real: before the fix it stopped with the cores error (a dry run never
+    shows that error, since ``--dry-run`` sets one core)."""
+    result = run_command(checkout, "snakemake --unlock", check=False)
+    output = result.stdout + result.stderr
+    assert CORES_ERROR not in output and result.returncode == 0, output[-3000:]
+    assert "Unlocked working directory" in output
+
+
 @pytest.mark.slow
 def test_report_after_the_main_job(default_run):
     """``snakemake --report report.html`` for real, on the finished main job."""
