@@ -67,8 +67,7 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled):
         # The plan sized the sweep from the documented row count; the loaded file holds fewer rows.
         raise BeyondPool(f"{size} unlabeled rows requested, but the dataset's {y_all.size} loaded rows leave "
                          f"{pool} once {n_labeled} are labeled")
-    split = semisupervised_split(y_all, n_labeled=n_labeled, seed=record["seed"],
-                                 n_unlabeled=parse_size(record["size"]))
+    split = semisupervised_split(y_all, n_labeled=n_labeled, seed=record["seed"], n_unlabeled=size)
     X = np.array(X_all[split.train_idx])  # only this job's rows are read from disk
     del X_all
     labeled = split.labeled_mask
