@@ -58,6 +58,12 @@ class _FeatureSpaceAUC(OrdinalEstimator):
         self.random_state = random_state
         self.memory_budget = memory_budget
 
+    def _check_params(self):
+        check_positive(self._size, self.width_param, integer=True)
+        check_positive(self.gamma, "gamma")
+        check_positive(self.lam, "lam")
+        check_threshold_loss(self.threshold_loss)
+
     @property
     def _size(self):
         return getattr(self, self.width_param)
@@ -79,10 +85,7 @@ class _FeatureSpaceAUC(OrdinalEstimator):
         -------
         self
         """
-        check_positive(self._size, self.width_param, integer=True)
-        check_positive(self.gamma, "gamma")
-        check_positive(self.lam, "lam")
-        check_threshold_loss(self.threshold_loss)
+        self._check_params()
         X, codes, self.classes_, self.tradeoff_ = check_semisupervised(
             X, y, tradeoff=self.tradeoff, classes=self.classes)
         self._check_components(X.shape[0])

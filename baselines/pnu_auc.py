@@ -111,6 +111,13 @@ class MPNUAUC(SplitwiseModel):
                 + FLOAT_BYTES * (b * b + b * n_features + 2 * n_classes * n_samples)
                 + max(prior_chunk, chunk_bytes(n_samples, b, copies=2)))
 
+    def _check_params(self):
+        check_positive(self.gamma, "gamma")
+        check_positive(self.lam, "lam")
+        check_threshold_loss(self.threshold_loss)
+        if self.n_basis is not None:
+            check_positive(self.n_basis, "n_basis", integer=True)
+
     def _resolve_priors(self, X, codes, n_splits):
         if not np.any(codes == UNLABELED):
             return np.full(n_splits, np.nan)
@@ -130,11 +137,7 @@ class MPNUAUC(SplitwiseModel):
         -------
         self
         """
-        check_positive(self.gamma, "gamma")
-        check_positive(self.lam, "lam")
-        check_threshold_loss(self.threshold_loss)
-        if self.n_basis is not None:
-            check_positive(self.n_basis, "n_basis", integer=True)
+        self._check_params()
         X, codes, self.classes_, _ = check_semisupervised(X, y, classes=self.classes)
         n_splits = self.classes_.size - 1
         self.pnu_mix_ = check_split_values(self.pnu_mix, n_splits, "pnu_mix", -1.0, 1.0)

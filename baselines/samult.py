@@ -67,6 +67,11 @@ class MSAMULT(SplitwiseModel):
         self.classes = classes
         self.memory_budget = memory_budget
 
+    def _check_params(self):
+        check_positive(self.gamma, "gamma")
+        check_positive(self.lam, "lam")
+        check_threshold_loss(self.threshold_loss)
+
     @staticmethod
     def estimate_memory(n_samples, n_features, n_classes):
         """Bytes a fit allocates: the kernel, then the larger of its row chunks or one system with its update chunk."""
@@ -81,9 +86,7 @@ class MSAMULT(SplitwiseModel):
         -------
         self
         """
-        check_positive(self.gamma, "gamma")
-        check_positive(self.lam, "lam")
-        check_threshold_loss(self.threshold_loss)
+        self._check_params()
         X, codes, self.classes_, self.tradeoff_ = check_semisupervised(
             X, y, tradeoff=self.tradeoff, classes=self.classes)
         n, k = X.shape[0], self.classes_.size

@@ -74,6 +74,11 @@ class SVOREX(OrdinalEstimator):
         self.classes = classes
         self.memory_budget = memory_budget
 
+    def _check_params(self):
+        check_positive(self.gamma, "gamma")
+        check_positive(self.C, "C")
+        check_positive(self.tol, "tol")
+
     @staticmethod
     def estimate_memory(n_labeled, n_features):
         """Bytes of Chu's triangular kernel cache, plus the Python-list copies of the rows and per-row state."""
@@ -88,9 +93,7 @@ class SVOREX(OrdinalEstimator):
         """
         from skordinal.classifiers import SVOR
 
-        check_positive(self.gamma, "gamma")
-        check_positive(self.C, "C")
-        check_positive(self.tol, "tol")
+        self._check_params()
         X, codes, self.classes_, _ = check_semisupervised(X, y, classes=self.classes)
         labeled = codes != UNLABELED
         missing = np.setdiff1d(np.arange(self.classes_.size), codes[labeled])

@@ -26,6 +26,13 @@ class OrdinalEstimator(BaseEstimator):
     models with one score column per split override it.
     """
 
+    def _check_params(self):
+        """Check the parameters alone, before any data: raise ``ValueError``/``TypeError`` naming the bad one.
+
+        ``fit`` calls it first; the study calls it when it plans a run, so that a bad
+        configured value stops the plan instead of every job. Subclasses override it.
+        """
+
     def _check_X(self, X):
         """``X`` as a finite float64 matrix with the fitted number of features."""
         check_is_fitted(self, "classes_")

@@ -128,7 +128,7 @@ def test_a_method_registered_at_run_time_runs_through_tuning_training_table_and_
     data = {name: str(tmp_path / "data" / f"{name}") for name in ("X.npy", "y.npy", "info.json")}
     prepare_job(job(tmp_path, "prepare", output={"X": data["X.npy"], "y": data["y.npy"], "info": data["info.json"]},
                     params={"options": config["datasets"]["swd"], "cache_dir": str(tmp_path / "resources"),
-                            "mirror": None, "seed": 0, "sha256": None}, wildcards={"dataset": "swd"}))
+                            "mirror": None, "seed": 0, "sha256": None, "protocol": config["protocol"]}, wildcards={"dataset": "swd"}))
     results, benchmarks = [], []
     for label in config["methods"]:
         spec = method_spec(config, label, "swd")

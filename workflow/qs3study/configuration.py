@@ -11,13 +11,21 @@ A method's parameters come from four places; a later one wins over an earlier on
 Then ``random_state`` is the trial seed and ``memory_budget`` the protocol's budget, unless
 one of the above set them. Tuning and training both build their estimators with
 :func:`build_estimator`, so the same configuration gives the same estimator.
+
+The plan checks a configuration before any job runs (:func:`check_methods`: every
+parameter name is taken by a method, every value passes the estimator's own checks;
+:func:`check_rows`: the protocol's sizes fit a dataset's rows), and the ``prepare``
+job checks the sizes again on the rows it actually loaded.
 """
 
 from __future__ import annotations
 
 from baselines.registry import get_method, make_method
 
-__all__ = ["NO_GRID", "method_config", "method_spec", "build_estimator"]
+from .design import parse_size
+
+__all__ = ["NO_GRID", "configuration_error", "method_config", "method_spec", "build_estimator", "check_methods",
+           "check_rows"]
 
 NO_GRID = (None, "none", "null")
 """Values of ``methods.<label>.grid`` meaning "no search" ("none" and "null" are for ``--config``)."""
@@ -93,3 +101,101 @@ def build_estimator(spec, *, seed, tuned=None):
     if "memory_budget" in accepted and "memory_budget" not in params:
         injected["memory_budget"] = int(spec["memory_budget_mb"] * 2**20)
     return make_method(spec["method"], **params, **injected), params
+
+
+def configuration_error(key, message):
+    """The ``ValueError`` of a bad configuration value: it names the key (dotted path) first."""
+    return ValueError(f"configuration key {key!r}: {message}")
+
+
+def _check_values(estimator, key, context=""):
+    """Run the estimator's own parameter checks (no data); a failure names the configuration key."""
+    check = getattr(estimator, "_check_params", None)
+    if check is None:  # a method without a data-free check is checked when it fits
+        return
+    try:
+        check()
+    except (TypeError, ValueError) as error:
+        raise configuration_error(key, f"{error}{context}") from None
+
+
+def check_methods(config, datasets):
+    """Check every method's parameters as configured, before any job runs.
+
+    Names first: a method's own ``params`` must be parameters of its class, and
+    a key of ``datasets.<name>.params`` must be taken by at least one configured
+    method (else it is a typo that no run would ever use). Then values: each
+    method's estimator is built from its registered defaults and its own
+    ``params`` (and each value of an explicit grid), then from every dataset's
+    shared ``params`` as :func:`method_spec` merges them, and its own parameter
+    checks (``_check_params``) run without fitting.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration (schema defaults filled in).
+    datasets : list of str
+        The datasets the run will use.
+
+    Raises
+    ------
+    ValueError
+        Naming the configuration key and the estimator's complaint.
+    """
+    taken = set()
+    for label in config["methods"]:
+        entry = method_config(config, label)
+        estimator = make_method(entry["method"])
+        accepted = estimator.get_params()
+        taken |= set(accepted)
+        unknown = sorted(set(entry["params"]) - set(accepted))
+        if unknown:
+            raise configuration_error(f"methods.{label}.params", f"{unknown} are not parameters of "
+                                      f"{entry['method']!r}; it takes {', '.join(sorted(accepted))}")
+        _check_values(make_method(entry["method"], **entry["params"]), f"methods.{label}.params")
+        if isinstance(entry["grid"], dict):
+            for name, values in entry["grid"].items():
+                if name not in accepted:
+                    raise configuration_error(f"methods.{label}.grid", f"{name!r} is not a parameter of "
+                                              f"{entry['method']!r}")
+                for value in values:
+                    _check_values(make_method(entry["method"], **{**entry["params"], name: value}),
+                                  f"methods.{label}.grid.{name}")
+    for dataset in config["datasets"]:
+        unknown = sorted(set(config["datasets"][dataset]["params"]) - taken)
+        if unknown:
+            raise configuration_error(f"datasets.{dataset}.params", f"{unknown} are taken by no configured method "
+                                      f"({', '.join(config['methods'])}); they take {', '.join(sorted(taken))}")
+    for dataset in datasets:
+        for label in config["methods"]:
+            estimator, _ = build_estimator(method_spec(config, label, dataset), seed=0)
+            _check_values(estimator, f"datasets.{dataset}.params", f" (for method {label!r})")
+
+
+def check_rows(dataset, n_rows, protocol, options):
+    """Check that the protocol's sizes fit a dataset of ``n_rows`` rows.
+
+    Parameters
+    ----------
+    dataset : str
+    n_rows : int
+        Rows of the dataset (documented before loading, or loaded).
+    protocol : dict
+        ``protocol`` of the configuration (``n_labeled``, ``n_unlabeled``).
+    options : dict
+        ``datasets.<dataset>`` of the configuration (its own ``n_unlabeled`` wins).
+
+    Raises
+    ------
+    ValueError
+        Naming the key whose size the rows cannot hold.
+    """
+    n_labeled = protocol["n_labeled"]
+    if n_labeled >= n_rows:
+        raise configuration_error("protocol.n_labeled", f"{n_labeled} labeled rows leave no unlabeled row in "
+                                  f"dataset {dataset!r}, which has {n_rows} rows")
+    key = f"datasets.{dataset}.n_unlabeled" if "n_unlabeled" in options else "protocol.n_unlabeled"
+    size = parse_size(options.get("n_unlabeled", protocol["n_unlabeled"]))
+    if size is not None and size > n_rows - n_labeled:
+        raise configuration_error(key, f"{size} unlabeled rows do not fit dataset {dataset!r}: its {n_rows} rows "
+                                  f"leave {n_rows - n_labeled} once {n_labeled} are labeled (use 'all' or fewer)")

@@ -6,6 +6,7 @@ import numpy as np
 
 from qs3orao.datasets import fetch_source, get_spec, load_ordinal, local_spec
 
+from .configuration import check_rows
 from .files import save_array, write_json
 from .runtime import setup_logging
 
@@ -60,7 +61,8 @@ def prepare_job(smk):
     """Snakemake job of rule ``prepare``: write ``X.npy``, ``y.npy`` and ``info.json`` of one dataset.
 
     The arrays are plain ``.npy`` files so that training jobs can memory-map
-    them and read only the rows of their split.
+    them and read only the rows of their split. Fails, writing nothing, when the
+    protocol's sizes do not fit the rows loaded (:func:`qs3study.configuration.check_rows`).
 
     Parameters
     ----------
@@ -73,6 +75,8 @@ def prepare_job(smk):
     data = load_ordinal(dataset_spec(name, smk.params.options, smk.params.sha256), cache_dir=smk.params.cache_dir,
                         mirror=smk.params.mirror, random_state=smk.params.seed, **options)
     log.info("%s: X %s, rows per class %s", name, data.X.shape, data.bin_counts.tolist())
+    # The plan checked the documented row count; a partial or deduplicated file can hold fewer rows.
+    check_rows(name, data.X.shape[0], smk.params.protocol, smk.params.options)
     save_array(smk.output.X, np.ascontiguousarray(data.X, dtype=np.float64))
     save_array(smk.output.y, np.asarray(data.y, dtype=np.int64))
     write_json(smk.output.info, {

@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
 from .files import atomic_path  # noqa: E402
 from .runtime import setup_logging  # noqa: E402
@@ -45,13 +46,42 @@ def save(fig, paths):
     plt.close(fig)
 
 
+UNFINISHED = {"out_of_memory_budget": "x", "failed": "v"}
+"""Status -> marker of the points Figure 2 marks on a panel's bottom edge."""
+
+
+def unfinished_points(rows):
+    """The rows of ``UNFINISHED`` statuses with their x position: unlabeled rows, else the size, else the pool.
+
+    A point that failed before its split knows only its size token; ``all`` is
+    placed at the largest unlabeled count of the dataset's rows.
+    """
+    pool = rows["n_unlabeled"].max()
+    numeric = pd.to_numeric(rows["size"].where(rows["size"] != "all"), errors="coerce")
+    x = rows["n_unlabeled"].fillna(numeric).fillna(pool)
+    out = rows.assign(x=x)
+    return out[out["status"].isin(list(UNFINISHED)) & out["x"].notna()]
+
+
+def _mark_unfinished(ax, rows, styles):
+    points = unfinished_points(rows)
+    bottom = ax.get_xaxis_transform()  # x in data, y in axes coordinates
+    for (method, status), group in points.groupby(["method", "status"]):
+        if method in styles:
+            ax.plot(group["x"], np.full(len(group), 0.03), transform=bottom, ls="none", ms=6, mew=1.5,
+                    marker=UNFINISHED[status], color=styles[method]["color"], clip_on=False)
+
+
 def time_vs_unlabeled(table, datasets, labels, paths):
     """Figure 2: training time against the number of unlabeled rows, one panel per dataset.
 
     Lines join the mean fit time over finished trials (error bars: min to
     max). A method whose fit exceeded its memory budget at some size gets a
     cross at that size, at the height of its last finished point, joined by a
-    dotted line: the paper's stopping lines.
+    dotted line: the paper's stopping lines. Every point that did not finish,
+    stopped by the budget or failed, is also marked on the panel's bottom edge
+    at its size (``x`` and ``v``), so none is silently missing; ``beyond_pool``
+    points (sizes over the rows loaded) were never run and are not drawn.
 
     Parameters
     ----------
@@ -68,6 +98,7 @@ def time_vs_unlabeled(table, datasets, labels, paths):
     with plt.rc_context(STYLE):
         fig, axes = _grid(len(datasets), 4)
         for ax, dataset in zip(axes, datasets):
+            _mark_unfinished(ax, table[table["dataset"] == dataset], styles)
             rows = table[(table["dataset"] == dataset) & table["n_unlabeled"].notna()]
             for method, label in labels.items():
                 runs = rows[rows["method"] == method]
@@ -92,6 +123,8 @@ def time_vs_unlabeled(table, datasets, labels, paths):
                     names.append(name)
         handles.append(plt.Line2D([], [], marker="x", ls=":", color="black", mew=2))
         names.append("stopped: memory budget exceeded")
+        handles.append(plt.Line2D([], [], marker=UNFINISHED["failed"], ls="none", color="black"))
+        names.append("failed (bottom edge)")
         fig.legend(handles, names, loc="lower center", ncol=min(len(names), 4), bbox_to_anchor=(0.5, 1.0),
                    frameon=False)
         fig.tight_layout()

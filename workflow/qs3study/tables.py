@@ -28,7 +28,7 @@ COLUMNS = [
 ]
 MEASUREMENT_COLUMNS = ["fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "bench_s",
                        "bench_max_rss_mb", "bench_cpu_time"]
-STATUSES = ("ok", "out_of_memory_budget", "failed")
+STATUSES = ("ok", "out_of_memory_budget", "failed", "beyond_pool")
 
 
 def _size_order(token):

@@ -17,7 +17,11 @@ from .design import parse_size, trial_seed
 from .files import read_json, write_json
 from .runtime import limit_threads, package_versions, peak_rss_mb, setup_logging
 
-__all__ = ["unlabeled_scores", "unlabeled_auc", "fit_and_score", "train_job"]
+__all__ = ["BeyondPool", "unlabeled_scores", "unlabeled_auc", "fit_and_score", "train_job"]
+
+
+class BeyondPool(Exception):
+    """A sweep size larger than the unlabeled rows the dataset actually holds (not a failure of the method)."""
 
 
 def unlabeled_scores(estimator, X_train, labeled, fitted_on_all):
@@ -58,8 +62,12 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled):
     """Do the work of one job, filling ``record`` in place; exceptions propagate."""
     X_all = np.load(X_path, mmap_mode="r")
     y_all = np.load(y_path)
-    split = semisupervised_split(y_all, n_labeled=n_labeled, seed=record["seed"],
-                                 n_unlabeled=parse_size(record["size"]))
+    size, pool = parse_size(record["size"]), y_all.size - n_labeled
+    if size is not None and size > pool:
+        # The plan sized the sweep from the documented row count; the loaded file holds fewer rows.
+        raise BeyondPool(f"{size} unlabeled rows requested, but the dataset's {y_all.size} loaded rows leave "
+                         f"{pool} once {n_labeled} are labeled")
+    split = semisupervised_split(y_all, n_labeled=n_labeled, seed=record["seed"], n_unlabeled=size)
     X = np.array(X_all[split.train_idx])  # only this job's rows are read from disk
     del X_all
     labeled = split.labeled_mask
@@ -92,8 +100,9 @@ def train_job(smk):
 
     The result is always written, with ``status`` ``ok``, ``out_of_memory_budget``
     (the method refused a size whose arrays exceed its budget, before
-    allocating them) or ``failed`` (any other error; the traceback is in the
-    log), so one failing point never stops the study.
+    allocating them), ``beyond_pool`` (a sweep size larger than the unlabeled
+    rows actually loaded, e.g. from a mirror's partial file) or ``failed`` (any
+    other error; the traceback is in the log), so one failing point never stops the study.
 
     Parameters
     ----------
@@ -128,6 +137,9 @@ def train_job(smk):
     with limit_threads(smk.threads):
         try:
             fit_and_score(smk.input.X, smk.input.y, spec, tuned, record, log, n_labeled=smk.params.n_labeled)
+        except BeyondPool as error:
+            record.update(status="beyond_pool", reason=str(error))
+            log.info("not run: %s", error)
         except MemoryBudgetExceeded as error:
             record.update(status="out_of_memory_budget", reason=" ".join(str(error).split()),
                           memory_estimate_mb=error.estimate_bytes / 2**20)

@@ -1,12 +1,11 @@
 """Configuration checks, the study's design (datasets x methods x trials x sizes) and target lists."""
 
 from baselines.registry import METHODS as METHOD_REGISTRY
-from baselines.registry import make_method
 import functools
 
 from qs3orao.datasets import DATASETS, resolve_mirror
 from qs3study.data import dataset_spec as configured_spec
-from qs3study.configuration import method_config, method_spec
+from qs3study.configuration import check_methods, check_rows, configuration_error, method_config, method_spec
 from qs3study.design import ALL, size_token
 
 RESULTS = "results"
@@ -17,7 +16,7 @@ RUN = "{dataset}/{method}/n{size}/trial{trial}"
 
 
 def _fail(key, message):
-    raise ValueError(f"configuration key {key!r}: {message}")
+    raise configuration_error(key, message)
 
 
 def _check_semantics(config):
@@ -32,12 +31,6 @@ def _check_semantics(config):
         if method["method"] not in METHOD_REGISTRY:
             _fail(f"methods.{label}.method", f"unknown method {method['method']!r}; registered: "
                                              f"{', '.join(METHOD_REGISTRY)}")
-        # Dataset-level parameters may not apply to every method, but a method's own must.
-        accepted = make_method(method["method"]).get_params()
-        unknown = sorted(set(method["params"]) - set(accepted))
-        if unknown:
-            _fail(f"methods.{label}.params", f"{unknown} are not parameters of {method['method']!r}; "
-                                             f"it takes {', '.join(sorted(accepted))}")
     select = config["select"]
     if isinstance(select, list):
         for name in select:
@@ -120,11 +113,21 @@ def documented_rows(dataset):
     return spec.shape[0] if spec.shape else None
 
 
+# Parameters and sizes are checked before any job runs (the prepare jobs check sizes again on the loaded rows).
+check_methods(config, SELECTED)
+for _dataset in SELECTED:
+    if documented_rows(_dataset) is not None:
+        check_rows(_dataset, documented_rows(_dataset), PROTOCOL, dataset_options(_dataset))
+
+
 def design():
     """Every (dataset, method, size, trial) of the study, without repeats, in a stable order.
 
     Sweep sizes larger than a dataset's documented unlabeled pool are left out
-    (the dataset's ``all`` point covers its end of the curve).
+    (the dataset's ``all`` point covers its end of the curve); a size the
+    documented pool holds but the rows actually loaded do not (a partial file
+    in a mirror, a local file, deduplicated rows) is recorded ``beyond_pool``
+    by its training job.
     """
     points = {}
     for dataset in SELECTED:

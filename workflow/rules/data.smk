@@ -35,6 +35,7 @@ rule prepare:
         cache_dir=config["data"]["cache_dir"],
         mirror=config["data"]["mirror"],
         seed=PROTOCOL["seed"],
+        protocol=PROTOCOL,
     log:
         f"{LOGS}/prepare/{{dataset}}.log",
     benchmark:

@@ -44,8 +44,10 @@ rule theory_complexity:
         design=THEORY_DESIGN,
     output:
         records=f"{THEORY_OUT}/complexity.csv",
-    # Timings need the machine to themselves.
-    threads: workflow.cores
+    # Timings need the machine to themselves: every core the run was given (--cores), so that no other
+    # job runs beside them. Commands that name no total (--unlock, --report, a cluster executor) get 1
+    # instead of Snakemake's "Workflow requires a total number of cores" error.
+    threads: workflow.resource_settings.cores or 1
     log:
         "results/theory/logs/complexity.log",
     benchmark:

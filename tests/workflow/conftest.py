@@ -1,0 +1,132 @@
+"""The README's commands, run as a user runs them: from the top of a scratch copy of the repository.
+
+Two runs of the main job (the README's first command) are shared by the tests that
+need them, each in its own copy:
+
+* ``default_run``: the main job run once to completion. In CI, ``.ci/run`` runs the
+  same command before pytest and names its directory in ``QS3ORAO_DEFAULT_RUN``, so the
+  run is not repeated;
+* ``resumed_default_run``: the README's recovery sequence, for real: the main job killed
+  with ``kill -9`` (its whole process group) while training jobs run, ``snakemake --unlock``,
+  then the main job again.
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+VENV_BIN = Path(sys.executable).parent
+
+
+def readme_commands():
+    """Every command the README shows: bash code-block lines and inline code that starts a program we ship.
+
+    Returns
+    -------
+    list of str
+        In reading order, without repeats.
+    """
+    text = README.read_text()
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+        commands += [line.strip() for line in block.splitlines() if line.strip() and not line.startswith("#")]
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    commands += [span for span in re.findall(r"`([^`\n]+)`", prose)
+                 if span.split()[0] in ("snakemake", ".venv/bin/snakemake", ".venv/bin/python")]
+    return list(dict.fromkeys(commands))
+
+
+def copy_repository(destination):
+    """The repository's files (tracked and untracked, not ignored) under ``destination``, as a user's checkout.
+
+    ``.venv`` links to the running interpreter's environment, and ``../shared`` to the
+    repository's neighbour when there is one (the offline mirror the README's mirror command names).
+    """
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = REPO / name
+        if source.is_file():
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    (destination / ".venv").symlink_to(Path(sys.prefix))
+    shared = REPO.parent / "shared"
+    if shared.is_dir() and not (destination.parent / "shared").exists():
+        (destination.parent / "shared").symlink_to(shared)
+    return destination
+
+
+def shell_environment(checkout):
+    """The environment of a README command: this environment's programs first, this checkout's packages."""
+    path = os.pathsep.join([str(VENV_BIN), os.environ.get("PATH", "")])
+    pythonpath = os.pathsep.join(filter(None, [str(checkout), str(checkout / "workflow"), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PATH": path, "PYTHONPATH": pythonpath}
+
+
+def run_command(checkout, command, *, check=True, timeout=1800):
+    """Run ``command`` exactly as written, through bash, from the top of ``checkout``."""
+    result = subprocess.run(["bash", "-c", command], cwd=checkout, capture_output=True, text=True,
+                            env=shell_environment(checkout), timeout=timeout)
+    if check and result.returncode != 0:
+        pytest.fail(f"`{command}` exited {result.returncode}:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
+    return result
+
+
+def main_job():
+    """The README's main job: the last part of its first command (the part after the install)."""
+    first = readme_commands()[0]
+    return first.split(" && ")[-1]
+
+
+@pytest.fixture(scope="session")
+def default_run(tmp_path_factory):
+    """A finished run of the README's main job (``QS3ORAO_DEFAULT_RUN`` names one made before pytest)."""
+    given = os.environ.get("QS3ORAO_DEFAULT_RUN")
+    if given:
+        checkout = Path(given)
+        assert (checkout / "results" / "tables" / "results.csv").is_file(), f"{given} holds no finished run"
+        return checkout
+    checkout = copy_repository(tmp_path_factory.mktemp("default") / "qs3orao")
+    run_command(checkout, main_job())
+    return checkout
+
+
+def result_files(checkout):
+    return list((checkout / "results" / "runs").rglob("*.json"))
+
+
+@pytest.fixture(scope="session")
+def resumed_default_run(tmp_path_factory):
+    """The README's recovery sequence on the main job: ``kill -9``, ``snakemake --unlock``, the main job again.
+
+    Returns
+    -------
+    checkout : pathlib.Path
+    record : dict
+        ``finished_before_kill`` (result files then), ``unlock`` (the completed process).
+    """
+    checkout = copy_repository(tmp_path_factory.mktemp("resumed") / "qs3orao")
+    process = subprocess.Popen(["bash", "-c", main_job()], cwd=checkout, env=shell_environment(checkout),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 900
+        while len(result_files(checkout)) < 20 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.5)
+        assert process.poll() is None, "the main job finished (or died) before it could be killed"
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)  # kill -9 of the whole run, jobs included
+        process.wait()
+    finished = len(result_files(checkout))
+    unlock = run_command(checkout, "snakemake --unlock")
+    run_command(checkout, main_job())
+    return checkout, {"finished_before_kill": finished, "unlock": unlock}
