@@ -16,7 +16,7 @@ __all__ = ["git_state", "manifest_job"]
 def git_state(root):
     """Commit of the working tree at ``root`` and whether it has uncommitted changes (read-only git).
 
-    ``figures/`` is left out of the check: the run itself rewrites the committed figures.
+    ``figures/`` is left out of the check: the run itself rewrites its configuration's committed figures.
     """
     def run(*args):
         out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)

@@ -10,7 +10,9 @@ from qs3study.configuration import method_config, method_spec
 from qs3study.design import ALL, size_token
 
 RESULTS = "results"
-FIGURES = "figures"
+# Each configuration writes its figures under its own name, so that running one never
+# overwrites another's committed reference outputs (figures/theory belongs to the theory stage).
+FIGURES = f"figures/{config['name']}"
 LOGS = "logs"
 BENCHMARKS = "benchmarks"
 RUN = "{dataset}/{method}/n{size}/trial{trial}"
@@ -22,6 +24,8 @@ def _fail(key, message):
 
 def _check_semantics(config):
     """Cross-field checks that the JSON schema cannot express (names must resolve)."""
+    if config["name"] == "theory":
+        _fail("name", "'theory' is reserved: figures/theory holds the claims ledger of the theory stage")
     for name, options in config["datasets"].items():
         if name not in DATASETS and options.get("source") is None:
             _fail(f"datasets.{name}", f"unknown dataset (known: {', '.join(sorted(DATASETS))}); "
