@@ -156,7 +156,8 @@ def tuned_params_input(wildcards):
     """The tuning result a training job needs, or nothing when the method has no grid."""
     if method_config(config, wildcards.method)["grid"] is None:
         return []
-    return expand(rules.tune.output[0], dataset=wildcards.dataset, method=wildcards.method, trial=wildcards.trial)[0]
+    trial = wildcards.trial if config["tuning"]["per"] == "trial" else 0  # "dataset": trial 0's values for all
+    return expand(rules.tune.output[0], dataset=wildcards.dataset, method=wildcards.method, trial=trial)[0]
 
 
 def download_input(wildcards):
