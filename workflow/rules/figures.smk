@@ -26,6 +26,21 @@ rule publish_results:
         "../scripts/figures.py"
 
 
+rule empirical_claims:
+    """The empirical claims' verdicts from this run, by the criteria of its ``claims:`` section."""
+    input:
+        table=rules.aggregate.output.csv,
+    output:
+        f"{FIGURES}/empirical_claims.csv",
+    params:
+        criteria=config.get("claims") or {},
+    log:
+        f"{LOGS}/figures/empirical_claims.log",
+    localrule: True
+    script:
+        "../scripts/empirical_claims.py"
+
+
 rule screened_datasets:
     """Every dataset of ``screen:``, loaded, with the loader's refusal (or acceptance) and its reason."""
     output:
@@ -103,7 +118,8 @@ rule manifest:
     input:
         table=rules.aggregate.output.csv,
         figures=[*rules.figure_time.output, *rules.figure_auc.output, *rules.auc_table.output,
-                 *rules.publish_results.output, *(rules.screened_datasets.output if SCREEN else [])],
+                 *rules.publish_results.output, *(rules.screened_datasets.output if SCREEN else []),
+                 *(rules.empirical_claims.output if config.get("claims") else [])],
         benchmarks=expand_design(f"{BENCHMARKS}/train/{RUN}.tsv"),
         tune_benchmarks=TUNE_BENCHMARKS,
         downloads=expand(rules.download.output[0], dataset=FILE_DATASETS),
