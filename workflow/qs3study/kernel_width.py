@@ -126,5 +126,5 @@ def grid_edges(best_params, grid):
             if value in (low, high):
                 where = f"{name}[{j}]" if chosen.size > 1 else name
                 warnings.append(f"grid edge: {where} = {value:g} is the {'smallest' if value == low else 'largest'} "
-                                f"value of its grid [{low:g}, {high:g}]")
+                                f"value of its grid ({low:g} .. {high:g})")
     return warnings
