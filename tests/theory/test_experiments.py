@@ -103,3 +103,13 @@ def test_an_exact_baseline_over_its_memory_budget_counts_as_slower():
     table = _table()
     table = table[table["n_unlabeled"] == 100_000]
     assert empirical_claims(table)["faster_beyond_10k"]["verdict"] == "holds"
+
+
+def test_the_ledger_has_a_row_per_empirical_claim_with_its_computed_verdict():
+    from qs3study.claims.ledger import rows_empirical
+
+    claims = empirical_claims(_table(), CRITERIA)
+    rows = rows_empirical(claims, "")
+    assert [r.id for r in rows] == ["8a", "8b", "8c", "8d", "8e", "8f"]
+    assert [r.verdict for r in rows] == [claims[k]["verdict"] for k in claims]
+    assert {r.verdict for r in rows_empirical(None, "no table")} == {"not evaluated"}
