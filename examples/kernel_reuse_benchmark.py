@@ -22,7 +22,7 @@ from qs3orao.datasets import equal_frequency_bins, make_latent_regression
 
 
 def main(n_rows=600, repeats=3):
-    X, target = make_latent_regression(n_rows, 10, random_state=0)
+    X, target = make_latent_regression(n_rows, 3, random_state=0)
     y, _ = equal_frequency_bins(target, 5)
     y = y.astype(np.int64)
     y[150:] = -1  # 150 labeled rows, the rest unlabeled
