@@ -11,6 +11,7 @@ from qs3orao.kernels import resolve_seed
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
 from ._common import SplitwiseModel, check_split_values, check_threshold_loss, in_chunks, kernel_map
+from .kernel_cache import cached
 from qs3orao.quadratic import GroupMoments, pnu_risk, solve_feature_space
 from .prior import split_priors
 
@@ -123,7 +124,7 @@ class MPNUAUC(SplitwiseModel):
             return np.full(n_splits, np.nan)
         if self.priors is not None:
             return check_split_values(self.priors, n_splits, "priors", 0.0, 1.0, open_ends=True)
-        estimate = split_priors(X, codes, n_splits + 1)
+        estimate = cached("split_priors", (X, codes), (n_splits + 1,), lambda: split_priors(X, codes, n_splits + 1))
         clipped = np.clip(estimate, *PRIOR_RANGE)
         if not np.array_equal(clipped, estimate):
             warnings.warn(f"estimated class priors {estimate.round(3).tolist()} clipped to {PRIOR_RANGE}",
@@ -156,7 +157,8 @@ class MPNUAUC(SplitwiseModel):
             rng = np.random.default_rng(resolve_seed(self.random_state))
             self.centres_ = X[np.sort(rng.choice(X.shape[0], min(self.n_basis, X.shape[0]), replace=False))]
         features = kernel_map(self.centres_, self.gamma)
-        moments = GroupMoments.accumulate(features, X, codes, self.centres_.shape[0])
+        moments = cached("pnu_moments", (self.centres_, X, codes), (self.gamma,),
+                         lambda: GroupMoments.accumulate(features, X, codes, self.centres_.shape[0]))
         self.risks_ = [pnu_risk(j, n_splits + 1, pnu_mix, prior)
                        for j, (pnu_mix, prior) in enumerate(zip(self.pnu_mix_, self.priors_))]
         self.coef_ = np.array([solve_feature_space(moments, risk, self.lam) for risk in self.risks_])

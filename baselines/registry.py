@@ -35,17 +35,21 @@ import numpy as np
 from qs3orao import QS3ORAO
 
 from .feature_space import NystromAUC, RFFAUC
+from .linear_floor import LinearFloor
 from .pnu_auc import MPNUAUC
 from .samult import MSAMULT
 from .svorex import SVOREX
 
-__all__ = ["METHODS", "PAPER_GRID", "TRADEOFF_GRID", "PNU_MIX_GRID", "TuningGrid", "Method", "register", "unregister", "get_method",
+__all__ = ["METHODS", "ROLES", "PAPER_GRID", "TRADEOFF_GRID", "PNU_MIX_GRID", "TuningGrid", "Method", "register", "unregister", "get_method",
            "make_method", "tuning_grid"]
 
 #: ``2^-3 .. 2^3``, the paper's grid for lambda and the kernel parameter.
 PAPER_GRID = tuple(float(v) for v in 2.0 ** np.arange(-3, 4))
 #: ``0, 0.1, ..., 1``, the paper's grid for the trade-off weights.
 TRADEOFF_GRID = tuple(float(v) for v in np.round(np.arange(11) / 10, 1))
+#: What a method is to the paper: one of its own methods (counted in its claims), an added
+#: alternative (shown in its own columns, never counted), or a reference (the linear floor).
+ROLES = ("paper", "alternative", "reference")
 #: ``-1, -0.9, ..., 1``: PNU-AUC's combination weight (NU side negative, PU side positive), same step.
 PNU_MIX_GRID = tuple(float(v) for v in np.round(np.arange(-10, 11) / 10, 1))
 
@@ -95,6 +99,9 @@ class Method:
         Default parameters, over the class's own defaults and under everything a configuration sets.
     labeled_only : bool
         True when the method trains on the labeled rows only (it is still scored on the unlabeled ones).
+    role : str
+        One of :data:`ROLES`: ``"paper"`` for the paper's own methods (the only ones its claims
+        count), ``"alternative"`` for added methods, ``"reference"`` for the linear floor.
     """
 
     name: str
@@ -104,8 +111,11 @@ class Method:
     caption: str
     params: dict = field(default_factory=dict)
     labeled_only: bool = False
+    role: str = "alternative"
 
     def __post_init__(self):
+        if self.role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, got {self.role!r}")
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
 
 
@@ -168,18 +178,22 @@ def tuning_grid(name):
 _KERNEL_GRID = {"gamma": PAPER_GRID, "lam": PAPER_GRID}
 for _entry in (
     Method("qs3orao", QS3ORAO, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "QS3ORAO",
-           "quadruply stochastic functional gradients on labeled and unlabeled rows (the paper's method)"),
+           "quadruply stochastic functional gradients on labeled and unlabeled rows (the paper's method)",
+           role="paper"),
     Method("m-pnu-auc", MPNUAUC, TuningGrid(_KERNEL_GRID, "pnu_mix", PNU_MIX_GRID, 0.0, separable=True), "M-PNU-AUC",
-           "one exact PNU-AUC kernel model per split"),
+           "one exact PNU-AUC kernel model per split", role="paper"),
     Method("m-samult", MSAMULT, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5, separable=True),
-           "M-SAMULT", "one exact SAMULT kernel model per split"),
+           "M-SAMULT", "one exact SAMULT kernel model per split", role="paper"),
     Method("svorex", SVOREX, TuningGrid({"gamma": PAPER_GRID, "C": PAPER_GRID}), "SVOREX",
            "support vector ordinal regression with explicit threshold constraints, on the labeled rows only",
-           labeled_only=True),
+           labeled_only=True, role="paper"),
     Method("rff-auc", RFFAUC, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "RFF-AUC",
            "the QS3ORAO objective solved exactly on fixed random Fourier features"),
     Method("nystrom-auc", NystromAUC, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "Nystroem-AUC",
            "the QS3ORAO objective solved exactly on Nystroem features"),
+    Method("linear-floor", LinearFloor, TuningGrid({"alpha": PAPER_GRID}), "Linear floor (reference)",
+           "reference: all-threshold ordinal logistic regression (mord.LogisticAT), linear, on the labeled rows only",
+           labeled_only=True, role="reference"),
 ):
     register(_entry)
 del _entry

@@ -9,9 +9,20 @@ from qs3orao.kernels import gaussian_kernel
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes, chunk_rows
 from ._common import SplitwiseModel, check_threshold_loss
+from .kernel_cache import cached
 from qs3orao.quadratic import samult_risk, solve_kernel_expansion
 
 __all__ = ["MSAMULT"]
+
+
+def _kernel_matrix(X, gamma):
+    """``K[i, j] = k(x_i, x_j)``, filled in row chunks."""
+    n = X.shape[0]
+    K = np.empty((n, n))
+    step = chunk_rows(n)
+    for start in range(0, n, step):
+        K[start:start + step] = gaussian_kernel(X[start:start + step], X, gamma=gamma)
+    return K
 
 
 class MSAMULT(SplitwiseModel):
@@ -91,10 +102,7 @@ class MSAMULT(SplitwiseModel):
             X, y, tradeoff=self.tradeoff, classes=self.classes)
         n, k = X.shape[0], self.classes_.size
         self.memory_estimate_ = check_budget("M-SAMULT", self.estimate_memory(n, X.shape[1], k), self.memory_budget)
-        K = np.empty((n, n))
-        step = chunk_rows(n)
-        for start in range(0, n, step):
-            K[start:start + step] = gaussian_kernel(X[start:start + step], X, gamma=self.gamma)
+        K = cached("gaussian_kernel", (X,), (self.gamma,), lambda: _kernel_matrix(X, self.gamma))
         work = np.empty_like(K)
         self.risks_ = [samult_risk(j, k, weight) for j, weight in enumerate(self.tradeoff_)]
         self.coef_ = np.array([solve_kernel_expansion(K, codes, risk, self.lam, system=work)

@@ -12,7 +12,6 @@ Modules, one per claim or concern:
 ``assumptions``        Assumption 3 for the pairwise losses
 ``paper_tables``       Tables 1 and 2 against the project's records
 ``complexity``         claim 7: Table 1's time and space exponents, measured
-``empirical``          claim 8: the Results section on the benchmark table
 ``checks``             deterministic checks and pinned counterexamples
 
 The verdicts, the ledger and its figures are the study package's (``qs3study.claims``).

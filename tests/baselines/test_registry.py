@@ -12,7 +12,9 @@ from qs3orao.metrics import ordinal_auc
 
 
 def test_methods_and_grids():
-    assert set(METHODS) == {"qs3orao", "m-pnu-auc", "m-samult", "svorex", "rff-auc", "nystrom-auc"}
+    assert set(METHODS) == {"qs3orao", "m-pnu-auc", "m-samult", "svorex", "rff-auc", "nystrom-auc", "linear-floor"}
+    assert {n for n, m in METHODS.items() if m.role == "paper"} == {"qs3orao", "m-pnu-auc", "m-samult", "svorex"}
+    assert METHODS["linear-floor"].role == "reference" and METHODS["linear-floor"].labeled_only
     assert isinstance(make_method("qs3orao", n_iter=3), QS3ORAO)
     assert PAPER_GRID[0] == 2.0**-3 and PAPER_GRID[-1] == 2.0**3 and len(PAPER_GRID) == 7
     assert TRADEOFF_GRID == (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -22,6 +24,11 @@ def test_methods_and_grids():
     assert tuning_grid("m-samult").separable and not tuning_grid("qs3orao").separable
     with pytest.raises(ValueError, match="unknown method"):
         make_method("svm")
+
+
+def test_a_role_outside_the_list_is_refused():
+    with pytest.raises(ValueError, match="role must be one of"):
+        Method("x", MSAMULT, TuningGrid(), "x", "x", role="baseline")
 
 
 def test_registering_checks_the_entry():

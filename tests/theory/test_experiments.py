@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from qs3orao.theory.complexity import fit_exponent, run_sweep
-from qs3orao.theory.empirical import empirical_claims
+from qs3study.claims.empirical import empirical_claims
 from qs3study.claims.ledger import Claim, history_markdown, write_ledger
 from qs3study.claims.verdicts import exponent_class
 
@@ -31,28 +31,51 @@ def test_sweeps_record_every_repeat():
     assert [r["size"] for r in memory] == [40, 80] and all(r["value"] > 0 for r in memory)
 
 
-def _table(faster=True, oom=True):
+def _table(faster=True, oom=True, trials=3):
     rows = []
     for dataset in ("a", "b"):
         for n_unlabeled in (1_000, 30_000, 100_000):
-            for method, auc, seconds in (("QS3ORAO", 0.80, 5.0), ("M-PNU-AUC", 0.78, n_unlabeled / 1e3),
-                                         ("M-SAMULT", 0.77, n_unlabeled / 2e3), ("SVOREX", 0.70, 1.0)):
-                status = "ok"
-                if method.startswith("M-") and n_unlabeled == 100_000 and oom:
-                    status = "memory_budget_exceeded"
-                time = seconds if faster or method != "QS3ORAO" else 1e9
-                rows.append({"dataset": dataset, "method": method, "trial": 0, "n_unlabeled": n_unlabeled,
-                             "auc": auc if status == "ok" else np.nan, "fit_time": time, "peak_memory_mb": 1.0,
-                             "status": status})
+            for method, auc, seconds in (("qs3orao", 0.80, 5.0), ("m-pnu-auc", 0.78, n_unlabeled / 1e3),
+                                         ("m-samult", 0.77, n_unlabeled / 2e3), ("svorex", 0.70, 1.0),
+                                         ("rff-auc", 0.90, 1.0), ("qs3orao-labeled", 0.75, 5.0)):
+                for trial in range(trials if n_unlabeled == 1_000 else 1):
+                    status = "ok"
+                    if method.startswith("m-") and n_unlabeled == 100_000 and oom:
+                        status = "out_of_memory_budget"
+                    time = seconds if faster or method != "qs3orao" else 1e9
+                    rows.append({"dataset": dataset, "method": method, "trial": trial, "n_unlabeled": n_unlabeled,
+                                 "comparison": n_unlabeled == 1_000,
+                                 "auc": auc + 0.001 * trial * (method == "qs3orao") if status == "ok" else np.nan,
+                                 "fit_time": time, "status": status})
     return pd.DataFrame(rows)
 
 
+CRITERIA = {"labeled_only_method": "qs3orao-labeled", "non_inferiority_margin": 0.01}
+
+
 def test_empirical_claims_follow_the_declared_criteria():
-    verdicts = {k: v["verdict"] for k, v in empirical_claims(_table()).items()}
+    verdicts = {k: v["verdict"] for k, v in empirical_claims(_table(), CRITERIA).items()}
     assert verdicts == {"highest_auc": "holds", "beats_supervised": "holds", "faster_beyond_10k": "holds",
-                        "exact_out_of_memory": "holds"}
-    verdicts = {k: v["verdict"] for k, v in empirical_claims(_table(faster=False, oom=False)).items()}
+                        "exact_out_of_memory": "holds", "unlabeled_data_help": "holds",
+                        "similar_generalisation": "holds"}
+    verdicts = {k: v["verdict"] for k, v in empirical_claims(_table(faster=False, oom=False), CRITERIA).items()}
     assert verdicts["faster_beyond_10k"] == "fails" and verdicts["exact_out_of_memory"] == "fails"
+
+
+def test_added_methods_are_reported_but_never_counted():
+    result = empirical_claims(_table(), CRITERIA)["highest_auc"]
+    assert result["verdict"] == "holds" and "rff-auc" in result["evidence"]  # rff-auc is best, but not counted
+
+
+def test_a_margin_tighter_than_the_gap_makes_similar_generalisation_fail():
+    table = _table()
+    table.loc[table["method"] == "m-pnu-auc", "auc"] += 0.1  # the best exact baseline now leads by ~0.08
+    verdict = empirical_claims(table, CRITERIA)["similar_generalisation"]
+    assert verdict["verdict"] == "fails" and "inferior by more than the margin on 2" in verdict["evidence"]
+
+
+def test_without_a_labeled_only_run_that_claim_is_not_evaluated():
+    assert empirical_claims(_table())["unlabeled_data_help"]["verdict"] == "not evaluated"
 
 
 def test_ledger_writes_markdown_and_csv(tmp_path):
@@ -71,7 +94,7 @@ def test_ledger_writes_markdown_and_csv(tmp_path):
 def test_empirical_claims_on_small_sets_only_are_not_evaluated():
     small = _table()
     small = small[small["n_unlabeled"] < 30_000]
-    verdicts = {k: v["verdict"] for k, v in empirical_claims(small).items()}
+    verdicts = {k: v["verdict"] for k, v in empirical_claims(small, CRITERIA).items()}
     assert verdicts["faster_beyond_10k"] == "not evaluated"
     assert verdicts["exact_out_of_memory"] == "not evaluated"
 
@@ -80,3 +103,13 @@ def test_an_exact_baseline_over_its_memory_budget_counts_as_slower():
     table = _table()
     table = table[table["n_unlabeled"] == 100_000]
     assert empirical_claims(table)["faster_beyond_10k"]["verdict"] == "holds"
+
+
+def test_the_ledger_has_a_row_per_empirical_claim_with_its_computed_verdict():
+    from qs3study.claims.ledger import rows_empirical
+
+    claims = empirical_claims(_table(), CRITERIA)
+    rows = rows_empirical(claims, "")
+    assert [r.id for r in rows] == ["8a", "8b", "8c", "8d", "8e", "8f"]
+    assert [r.verdict for r in rows] == [claims[k]["verdict"] for k in claims]
+    assert {r.verdict for r in rows_empirical(None, "no table")} == {"not evaluated"}

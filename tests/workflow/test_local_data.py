@@ -106,6 +106,6 @@ def test_a_configuration_runs_a_local_csv_and_a_local_review_file(local_files, t
     table = tables.read_results(workdir / "results" / "tables" / "results.csv")
     assert set(table["dataset"]) == {"houses", "shop_reviews"} and (table["status"] == "ok").all()
     assert table.set_index("dataset").loc["shop_reviews", "n_features"] == 20
-    manifest = json.loads((workdir / "figures" / "manifest.json").read_text())
+    manifest = json.loads((workdir / "figures" / config["name"] / "manifest.json").read_text())
     assert manifest["data"]["houses"]["file_sha256"] == local_spec("h", config["datasets"]["houses"]["source"]).sha256
     assert (workdir / "resources" / "raw" / "shop_reviews" / "reviews.jsonl").is_file()

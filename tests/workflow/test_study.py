@@ -140,11 +140,13 @@ def test_a_method_registered_at_run_time_runs_through_tuning_training_table_and_
                 tuned = [str(tmp_path / "tuning" / f"{label}{trial}.json")]
                 tune_job(job(tmp_path, "tune", input={"X": data["X.npy"], "y": data["y.npy"]}, output={"json": tuned[0]},
                              params={"spec": spec, "grid": grid, "n_labeled": 100, "n_unlabeled": "100",
-                                     "n_folds": 2, "base_seed": 0}, wildcards=wildcards))
+                                     "n_folds": 2, "base_seed": 0, "kernel_width": "literal"},
+                             wildcards=wildcards))
             result = tmp_path / "runs" / f"{label}{trial}.json"
             inputs = {"X": data["X.npy"], "y": data["y.npy"], **({"tuned": tuned[0]} if tuned else {})}
             smk = job(tmp_path, "train", input=inputs, output={"json": str(result)},
-                      params={"spec": spec, "n_labeled": 100, "base_seed": 0}, wildcards=wildcards)
+                      params={"spec": spec, "n_labeled": 100, "base_seed": 0, "kernel_width": "literal"},
+                      wildcards=wildcards)
             if tuned:
                 tune_output = json.loads(open(tuned[0]).read())
                 assert tune_output["status"] == "ok" and set(tune_output["best_params"]) == {"alpha"}

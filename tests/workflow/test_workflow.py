@@ -163,7 +163,7 @@ def test_end_to_end_produces_the_table_and_figures(tiny_run):
     assert big["m-pnu-auc"] == "out_of_memory_budget" and big["qs3orao"] == "ok"
     for column in ("seed", "params", "versions", "peak_memory_mb", "bench_max_rss_mb"):
         assert table[column].notna().all(), column
-    figures = tiny_run / "figures"
+    figures = tiny_run / "figures" / "tiny"
     for name in ("fig2_time_vs_unlabeled.png", "fig2_time_vs_unlabeled.pdf", "fig3_auc_boxplot.png",
                  "fig3_auc_boxplot.pdf", "auc_table.md", "auc_table.csv", "manifest.json"):
         assert (figures / name).stat().st_size > 0, name
@@ -181,7 +181,7 @@ def test_second_run_reproduces_the_table_bit_for_bit(tiny_run, tmp_path):
     first = deterministic(tables.read_results(tiny_run / "results" / "tables" / "results.csv"))
     second = deterministic(tables.read_results(tmp_path / "results" / "tables" / "results.csv"))
     pd.testing.assert_frame_equal(first, second, check_exact=True)
-    assert (tiny_run / "figures" / "auc_table.csv").read_bytes() == (tmp_path / "figures" / "auc_table.csv").read_bytes()
+    assert (tiny_run / "figures" / "tiny" / "auc_table.csv").read_bytes() == (tmp_path / "figures" / "tiny" / "auc_table.csv").read_bytes()
 
 
 def feature_hashes(workdir):
@@ -248,3 +248,22 @@ def test_killed_run_resumes_without_redoing_finished_jobs(tiny_run, tmp_path):
 def test_slurm_profile_dry_run(tmp_path):
     result = snakemake(tmp_path, "--dry-run", "--configfile", TINY, "--profile", REPO / "workflow" / "profiles" / "slurm")
     assert jobs_of(result.stdout, "train") == EXPECTED_ROWS
+
+
+@pytest.mark.parametrize("configfiles, name", [((), "default"), ((CONFIGS / "reproduction.yaml",), "reproduction")])
+def test_a_configuration_writes_figures_only_under_its_own_folder(tmp_path, configfiles, name):
+    # Every file of the DAG (--summary lists them all): running the default configuration cannot
+    # touch figures/reproduction/ (nor the reproduction figures/default/), whatever the run does.
+    args = ("--configfile", *configfiles, "--config", "select=[sgemm]") if configfiles else ()
+    out = snakemake(tmp_path, "--summary", *args).stdout
+    paths = [line.split("\t")[0] for line in out.splitlines()[1:] if line.strip()]
+    figures = [p for p in paths if p.startswith("figures/")]
+    assert figures and all(p.startswith(f"figures/{name}/") for p in figures), figures
+
+
+def test_the_theory_folder_cannot_be_a_configuration_name(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["name"] = "theory"
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(config))
+    result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "bad.yaml", check=False)
+    assert result.returncode != 0 and "'theory' is reserved" in result.stdout + result.stderr

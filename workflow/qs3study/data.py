@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
-from qs3orao.datasets import fetch_source, get_spec, load_ordinal, local_spec
+from qs3orao.datasets import DatasetError, fetch_source, get_spec, load_ordinal, local_spec
 
 from .configuration import check_rows
-from .files import save_array, write_json
+from .files import atomic_path, save_array, write_json
 from .runtime import setup_logging
 
-__all__ = ["LOADER_OPTIONS", "dataset_spec", "download_job", "prepare_job"]
+__all__ = ["LOADER_OPTIONS", "dataset_spec", "download_job", "prepare_job", "screen_dataset", "screen_job"]
 
 LOADER_OPTIONS = ("n_samples", "n_bins", "dedupe", "n_svd_components")
 """Keys of ``datasets.<name>`` that are options of :func:`qs3orao.datasets.load_ordinal`."""
@@ -87,3 +88,43 @@ def prepare_job(smk):
         "options": options,
         "provenance": {k: v for k, v in data.info.items() if k != "cache"},
     })
+
+
+def screen_dataset(name, options, expected, *, cache_dir, mirror, seed):
+    """Load dataset ``name`` as a run would and say whether loading refuses it, with the loader's reason.
+
+    Returns
+    -------
+    dict
+        ``dataset``, ``expected`` (the configuration's stated reason), ``status``
+        (``refused``: the loader raised a dataset error, whose message is ``reason``;
+        ``accepted``: it loaded, so it should be in the study instead) and ``reason``.
+    """
+    loader_options = {k: v for k, v in options.items() if k in LOADER_OPTIONS}
+    try:
+        data = load_ordinal(dataset_spec(name, options), cache_dir=cache_dir, mirror=mirror, random_state=seed,
+                            **loader_options)
+    except DatasetError as error:
+        return {"dataset": name, "expected": expected, "status": "refused",
+                "reason": f"{type(error).__name__}: {' '.join(str(error).split())}"}
+    return {"dataset": name, "expected": expected, "status": "accepted",
+            "reason": f"loads: {data.X.shape[0]} rows, bins {data.bin_counts.tolist()}"}
+
+
+def screen_job(smk):
+    """Snakemake job of rule ``screened_datasets``: the outcome of every ``screen:`` dataset, as one CSV.
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake.
+    """
+    log = setup_logging(smk.log[0])
+    rows = []
+    for name, entry in smk.params.screen.items():
+        row = screen_dataset(name, entry.get("options", {}), entry["expected"], cache_dir=smk.params.cache_dir,
+                             mirror=smk.params.mirror, seed=smk.params.seed)
+        (log.info if row["status"] == "refused" else log.warning)("%s: %s (%s)", name, row["status"], row["reason"])
+        rows.append(row)
+    with atomic_path(smk.output[0]) as tmp:
+        pd.DataFrame(rows, columns=["dataset", "expected", "status", "reason"]).to_csv(tmp, index=False)

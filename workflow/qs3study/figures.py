@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import matplotlib
 
@@ -72,7 +73,7 @@ def _mark_unfinished(ax, rows, styles):
                     marker=UNFINISHED[status], color=styles[method]["color"], clip_on=False)
 
 
-def time_vs_unlabeled(table, datasets, labels, paths):
+def time_vs_unlabeled(table, datasets, labels, paths, titles=None):
     """Figure 2: training time against the number of unlabeled rows, one panel per dataset.
 
     Lines join the mean fit time over finished trials (error bars: min to
@@ -93,7 +94,10 @@ def time_vs_unlabeled(table, datasets, labels, paths):
         Method -> display name, in display order.
     paths : list of str
         Output files.
+    titles : dict, optional
+        Dataset -> panel title (default: its name).
     """
+    titles = titles or {}
     styles = method_styles(list(labels))
     with plt.rc_context(STYLE):
         fig, axes = _grid(len(datasets), 4)
@@ -114,7 +118,7 @@ def time_vs_unlabeled(table, datasets, labels, paths):
                     ax.plot([last, first_stop], [mean[last], mean[last]], ls=":", color=styles[method]["color"])
                     ax.plot([first_stop], [mean[last]], marker="x", ms=8, mew=2, ls="none",
                             color=styles[method]["color"])
-            ax.set(xscale="log", yscale="log", title=dataset, xlabel="unlabeled rows", ylabel="training time (s)")
+            ax.set(xscale="log", yscale="log", title=titles.get(dataset, dataset), xlabel="unlabeled rows", ylabel="training time (s)")
         handles, names = [], []
         for ax in axes:
             for handle, name in zip(*ax.get_legend_handles_labels()):
@@ -131,7 +135,7 @@ def time_vs_unlabeled(table, datasets, labels, paths):
         save(fig, paths)
 
 
-def auc_boxplot(table, datasets, labels, paths):
+def auc_boxplot(table, datasets, labels, paths, titles=None):
     """Figure 3: box plots of the unlabeled rows' ordinal AUC per dataset and method.
 
     Uses the rows of the common comparison size; every trial is also drawn as
@@ -144,7 +148,10 @@ def auc_boxplot(table, datasets, labels, paths):
     labels : dict
         Method -> display name, in display order.
     paths : list of str
+    titles : dict, optional
+        Dataset -> panel title (default: its name).
     """
+    titles = titles or {}
     styles = method_styles(list(labels))
     rows = table[table["comparison"].astype(bool) & (table["status"] == "ok")]
     with plt.rc_context(STYLE):
@@ -155,7 +162,7 @@ def auc_boxplot(table, datasets, labels, paths):
             positions = np.arange(len(labels))
             present = [i for i, values in enumerate(data) if len(values)]
             if not present:
-                ax.set_title(f"{dataset} (no finished run)")
+                ax.set_title(f"{titles.get(dataset, dataset)}\n(no finished run)")
                 continue
             boxes = ax.boxplot([data[i] for i in present], positions=positions[present], widths=0.6,
                                patch_artist=True, medianprops={"color": "black"}, showfliers=False)
@@ -165,7 +172,10 @@ def auc_boxplot(table, datasets, labels, paths):
                 jitter = np.linspace(-0.12, 0.12, len(data[i])) if len(data[i]) > 1 else np.zeros(1)
                 ax.plot(i + jitter, data[i], ls="none", marker=".", ms=4, color="black")
             n_unlabeled = per["n_unlabeled"].max()
-            ax.set_title(f"{dataset} ({int(n_unlabeled)} unlabeled)" if len(per) else dataset)
+            n_trials = per.groupby("method")["trial"].nunique()
+            trials = f", {n_trials.min()}-{n_trials.max()} trials" if n_trials.min() != n_trials.max() else \
+                f", {n_trials.max()} trials"
+            ax.set_title(f"{titles.get(dataset, dataset)}\n{int(n_unlabeled)} unlabeled{trials}")
             ax.set_xticks(positions, list(labels.values()), rotation=35, ha="right")
             ax.set_ylabel("ordinal AUC (unlabeled rows)")
         fig.tight_layout()
@@ -181,15 +191,21 @@ def figure_job(smk):
         The job object injected by Snakemake.
     """
     setup_logging(smk.log[0])
+    if smk.rule == "publish_results":  # a byte copy: the committed table is the run's own
+        with atomic_path(smk.output[0]) as tmp:
+            tmp.write_bytes(Path(smk.input.table).read_bytes())
+        return
     table = read_results(smk.input.table)
     labels = smk.params.labels
+    titles = smk.params.get("titles") or {}
     if smk.rule == "figure_time":
-        time_vs_unlabeled(table, smk.params.datasets, labels, smk.output)
+        time_vs_unlabeled(table, smk.params.datasets, labels, smk.output, titles)
     elif smk.rule == "figure_auc":
-        auc_boxplot(table, smk.params.datasets, labels, smk.output)
+        auc_boxplot(table, smk.params.datasets, labels, smk.output, titles)
     else:
         summary = auc_summary(table, smk.params.reference, list(labels))
         with atomic_path(smk.output.csv) as tmp:
             summary.to_csv(tmp, index=False)
         with atomic_path(smk.output.md) as tmp:
-            tmp.write_text(summary_markdown(summary, smk.params.reference, labels))
+            tmp.write_text(summary_markdown(summary, smk.params.reference, labels,
+                                            roles=smk.params.get("roles"), titles=titles))

@@ -4,21 +4,46 @@
 
 Exits non-zero, listing every problem, unless the results table covers every
 result file, its values are in range, the figures, AUC table and manifest
-exist, and the manifest names the expected configuration. Completeness of the
-design itself is checked by a dry run saying there is nothing left to do.
+exist under ``figures/<configuration>/``, the manifest names the expected
+configuration, and (in a git checkout) no committed file under ``figures/``
+outside the configuration's own folder was changed or added by the run.
+Completeness of the design itself is checked by a dry run saying there is
+nothing left to do.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 from . import tables
 
 FIGURES = ("fig2_time_vs_unlabeled.png", "fig2_time_vs_unlabeled.pdf", "fig3_auc_boxplot.png",
-           "fig3_auc_boxplot.pdf", "auc_table.md", "auc_table.csv", "manifest.json")
+           "fig3_auc_boxplot.pdf", "auc_table.md", "auc_table.csv", "results.csv", "manifest.json")
+
+
+def figures_dir(directory, configuration):
+    """The folder of configuration ``configuration``'s figures under the run's ``directory``."""
+    return Path(directory) / "figures" / configuration
+
+
+def foreign_figure_changes(directory, configuration):
+    """Files under ``figures/`` outside ``figures/<configuration>/`` that differ from the checkout.
+
+    Returns
+    -------
+    list of str or None
+        ``git status`` lines (modified, deleted or new files); None when ``directory`` is not a git checkout.
+    """
+    out = subprocess.run(["git", "-C", str(directory), "status", "--porcelain", "--untracked-files=all", "--",
+                          "figures", f":(exclude)figures/{configuration}"],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        return None
+    return [line for line in out.stdout.splitlines() if line.strip()]
 
 
 def check(directory, configuration, max_failed=0.1):
@@ -58,13 +83,16 @@ def check(directory, configuration, max_failed=0.1):
     failed = (table["status"] == "failed").mean()
     if failed > max_failed:
         problems.append(f"{failed:.0%} of the rows failed (at most {max_failed:.0%} accepted)")
+    figures = figures_dir(directory, configuration)
     for name in FIGURES:
-        path = directory / "figures" / name
+        path = figures / name
         if not path.is_file() or path.stat().st_size == 0:
             problems.append(f"missing or empty {path}")
-    manifest = directory / "figures" / "manifest.json"
+    manifest = figures / "manifest.json"
     if manifest.is_file() and json.loads(manifest.read_text())["configuration"] != configuration:
         problems.append(f"manifest configuration is not {configuration!r}")
+    for line in foreign_figure_changes(directory, configuration) or []:
+        problems.append(f"the run changed another configuration's committed figures: {line}")
     return problems
 
 

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import datetime
+import os
+import platform
 import subprocess
+from pathlib import Path
 
 from qs3orao.datasets import sha256_file
 
 from .files import read_json, write_json
 from .runtime import package_versions, setup_logging
+from .tables import read_benchmark
 
-__all__ = ["git_state", "manifest_job"]
+__all__ = ["git_state", "machine", "job_times", "manifest_job"]
 
 
 def git_state(root):
     """Commit of the working tree at ``root`` and whether it has uncommitted changes (read-only git).
 
-    ``figures/`` is left out of the check: the run itself rewrites the committed figures.
+    ``figures/`` is left out of the check: the run itself rewrites its configuration's committed figures.
     """
     def run(*args):
         out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
@@ -24,6 +28,37 @@ def git_state(root):
 
     status = run("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)figures")
     return {"commit": run("rev-parse", "HEAD"), "dirty": None if status is None else bool(status)}
+
+
+def machine():
+    """The machine the run used: host, platform, processor, logical CPUs and memory (GiB)."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError, AttributeError):
+        memory = None
+    return {"node": platform.node(), "platform": platform.platform(), "processor": platform.processor(),
+            "cpu_count": os.cpu_count(), "memory_gib": memory}
+
+
+def job_times(paths, now=None):
+    """Total job time of Snakemake benchmark records and the wall time since the first of them started.
+
+    A job's start is its record's modification time minus its duration (the
+    record is written when the job ends); the wall time runs from the earliest
+    start to ``now`` (default: the current time), so it covers the jobs of
+    this run that the records list, not downloads or a resumed run's pauses.
+
+    Returns
+    -------
+    dict
+        ``job_s`` (sum of job durations), ``wall_time_s`` (None without records), ``n_jobs``.
+    """
+    now = datetime.datetime.now().timestamp() if now is None else now
+    durations = [(Path(p).stat().st_mtime, read_benchmark(p)["bench_s"]) for p in paths]
+    if not durations:
+        return {"job_s": 0.0, "wall_time_s": None, "n_jobs": 0}
+    start = min(mtime - seconds for mtime, seconds in durations)
+    return {"job_s": float(sum(s for _, s in durations)), "wall_time_s": float(now - start), "n_jobs": len(durations)}
 
 
 def manifest_job(smk):
@@ -53,5 +88,11 @@ def manifest_job(smk):
         "results_sha256": sha256_file(smk.input.table),
         "figures": sorted(smk.params.figures),
         "data": data,
+        "kernel_width": smk.params.kernel_width,
+        "tuning_per": smk.params.tuning_per,
+        "time": {"train": job_times(smk.input.benchmarks),
+                 "tune": job_times(smk.input.tune_benchmarks),
+                 "all": job_times([*smk.input.benchmarks, *smk.input.tune_benchmarks])},
+        "machine": machine(),
         "versions": package_versions(),
     })

@@ -22,7 +22,8 @@ from .runtime import setup_logging
 KEY_COLUMNS = ["dataset", "method", "size", "trial"]
 COLUMNS = [
     "dataset", "method", "base_method", "trial", "seed", "size", "comparison", "n_labeled", "n_unlabeled",
-    "n_features", "n_classes", "status", "reason", "auc", "auc_splits", "mae", "accuracy", "params", "tuned", "tuning_status", "memory_budget_mb",
+    "n_features", "n_classes", "status", "reason", "auc", "auc_splits", "mae", "accuracy", "params", "tuned", "tuning_status",
+    "kernel_width", "gamma_scale", "gamma_absolute", "kernel_mean_offdiag", "warnings", "memory_budget_mb",
     "memory_estimate_mb", "fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "bench_s",
     "bench_max_rss_mb", "bench_cpu_time", "versions",
 ]
@@ -73,6 +74,7 @@ def build_results(result_paths, benchmark_paths, comparison_sizes):
         record["comparison"] = record["size"] == comparison_sizes[record["dataset"]]
         record["params"] = json.dumps(record["params"], sort_keys=True)
         record["versions"] = json.dumps(record["versions"], sort_keys=True)
+        record["warnings"] = "; ".join(record.get("warnings", []))
         rows.append(record)
     table = pd.DataFrame(rows).reindex(columns=COLUMNS)
     order = table["size"].map(_size_order)
@@ -82,8 +84,9 @@ def build_results(result_paths, benchmark_paths, comparison_sizes):
 
 def read_results(path):
     """Read the results CSV back with the dtypes :func:`build_results` produced."""
-    return pd.read_csv(path, dtype={"size": str, "reason": str}, keep_default_na=False,
-                       na_values={c: [""] for c in COLUMNS if c not in ("reason", "size", "status")})
+    text = ("reason", "size", "status", "warnings", "kernel_width")
+    return pd.read_csv(path, dtype={c: str for c in text if c != "status"}, keep_default_na=False,
+                       na_values={c: [""] for c in COLUMNS if c not in text})
 
 
 def paired_tests(reference, other):
@@ -112,6 +115,30 @@ def paired_tests(reference, other):
     return result
 
 
+def holm(p_values):
+    """Holm's step-down adjustment of ``p_values`` (family-wise error control); NaN entries stay NaN.
+
+    The adjusted value of the ``i``-th smallest of ``m`` p-values is
+    ``max_{j <= i} min(1, (m - j + 1) p_(j))``; rejecting where it is below
+    ``alpha`` controls the family-wise error rate at ``alpha``.
+
+    Examples
+    --------
+    >>> holm([0.01, 0.04, 0.03, float("nan")]).round(2).tolist()
+    [0.03, 0.06, 0.06, nan]
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    adjusted = np.full(p.shape, np.nan)
+    finite = np.flatnonzero(np.isfinite(p))
+    order = finite[np.argsort(p[finite], kind="stable")]
+    m = order.size
+    running = 0.0
+    for i, index in enumerate(order):
+        running = max(running, min(1.0, (m - i) * p[index]))
+        adjusted[index] = running
+    return adjusted
+
+
 def auc_summary(table, reference, methods):
     """Mean and standard deviation of the unlabeled AUC per dataset and method, with paired tests.
 
@@ -132,8 +159,10 @@ def auc_summary(table, reference, methods):
     pandas.DataFrame
         One row per (dataset, method): ``n_unlabeled``, ``n_trials``,
         ``auc_mean``, ``auc_std``, ``diff_vs_reference`` (mean of reference
-        minus method), ``p_ttest``, ``p_wilcoxon``, ``n_pairs``, ``not_ok``
-        (trials that did not finish, by status).
+        minus method), ``p_ttest``, ``p_holm`` (the t-test's p-value, Holm-adjusted
+        over every test of the table), ``p_wilcoxon``, ``n_pairs``, ``not_ok``
+        (trials that did not finish, by status) and ``n_warnings`` (finished
+        trials with a warning: degenerate kernel, tuned value on a grid edge).
     """
     comparison = table[table["comparison"].astype(bool)]
     rows = []
@@ -148,7 +177,9 @@ def auc_summary(table, reference, methods):
                    "n_trials": len(values), "auc_mean": values.mean() if len(values) else np.nan,
                    "auc_std": values.std(ddof=1) if len(values) > 1 else np.nan,
                    "not_ok": ", ".join(f"{s}: {n}" for s, n in runs.loc[runs["status"] != "ok", "status"]
-                                       .value_counts().sort_index().items())}
+                                       .value_counts().sort_index().items()),
+                   "n_warnings": int((runs.loc[runs["status"] == "ok", "warnings"].fillna("") != "").sum())
+                   if "warnings" in runs else 0}
             if method != reference and reference in auc and len(values):
                 ref = auc[reference].dropna()
                 joined = pd.concat([ref, values], axis=1, join="inner")
@@ -156,23 +187,30 @@ def auc_summary(table, reference, methods):
                 row.update(paired_tests(ref, values))
             rows.append(row)
     columns = ["dataset", "method", "n_unlabeled", "n_trials", "auc_mean", "auc_std", "diff_vs_reference",
-               "p_ttest", "p_wilcoxon", "n_pairs", "not_ok"]
-    return pd.DataFrame(rows).reindex(columns=columns)
+               "p_ttest", "p_holm", "p_wilcoxon", "n_pairs", "not_ok", "n_warnings"]
+    summary = pd.DataFrame(rows).reindex(columns=columns)
+    summary["p_holm"] = holm(summary["p_ttest"])
+    return summary
 
 
 def _cell(row, reference, alpha):
     if row["n_trials"] == 0:
         return f"n/a ({row['not_ok']})" if row["not_ok"] else "n/a"
     text = f"{row['auc_mean']:.4f} ± {row['auc_std']:.4f}" if row["n_trials"] > 1 else f"{row['auc_mean']:.4f}"
-    if row["method"] != reference and not np.isnan(row.get("p_ttest", np.nan)):
+    if row["method"] != reference and not np.isnan(row.get("p_holm", np.nan)):
         mark = ""
-        if row["p_ttest"] < alpha:
+        if row["p_holm"] < alpha:
             mark = " ▲" if row["diff_vs_reference"] > 0 else " ▼"
-        text += f" (p={row['p_ttest']:.3g}{mark})"
+        text += f" (p={row['p_holm']:.3g}{mark})"
+    if row.get("n_warnings", 0):
+        text += f" [{int(row['n_warnings'])} warned]"
     return text
 
 
-def summary_markdown(summary, reference, labels, alpha=0.05):
+ROLE_MARKS = {"paper": "", "alternative": " †", "reference": " ‡"}
+
+
+def summary_markdown(summary, reference, labels, alpha=0.05, *, roles=None, titles=None):
     """Render :func:`auc_summary` as a markdown table, datasets by rows and methods by columns.
 
     Parameters
@@ -183,25 +221,37 @@ def summary_markdown(summary, reference, labels, alpha=0.05):
         Method -> display name, in display order.
     alpha : float, default=0.05
         Level of the ▲/▼ marks.
+    roles : dict, optional
+        Method -> role (:data:`baselines.registry.ROLES`); added methods are marked † and the reference ‡.
+    titles : dict, optional
+        Dataset -> the name shown (e.g. with its relation to the paper's datasets).
 
     Returns
     -------
     str
     """
     methods = list(labels)
-    header = "| dataset | n unlabeled | " + " | ".join(labels[m] for m in methods) + " |"
+    roles = roles or {}
+    titles = titles or {}
+    header = "| dataset | n unlabeled | " + " | ".join(labels[m] + ROLE_MARKS[roles.get(m, "paper")]
+                                                      for m in methods) + " |"
     lines = [header, "|" + "---|" * (len(methods) + 2)]
     for dataset, rows in summary.groupby("dataset", sort=False):
         rows = rows.set_index("method")
         n_unlabeled = rows["n_unlabeled"].dropna()
         cells = [_cell(rows.loc[m].to_dict() | {"method": m}, reference, alpha) for m in methods]
         size = str(int(n_unlabeled.max())) if len(n_unlabeled) else "?"
-        lines.append(f"| {dataset} | {size} | " + " | ".join(cells) + " |")
+        lines.append(f"| {titles.get(dataset, dataset)} | {size} | " + " | ".join(cells) + " |")
     lines += ["", f"Mean ± standard deviation over trials of the ordinal AUC on the unlabeled rows. "
               f"p: paired two-sided t-test of {labels[reference]} against the column's method over the "
-              f"trials both finished (same seeds, same splits); ▲ {labels[reference]} significantly "
-              f"better, ▼ significantly worse, at level {alpha}. Wilcoxon signed-rank p-values are in "
-              f"the CSV."]
+              f"trials both finished (same seeds, same splits), Holm-adjusted over the "
+              f"{int(summary['p_holm'].notna().sum())} tests of this table; ▲ {labels[reference]} "
+              f"significantly better, ▼ significantly worse, at family-wise level {alpha}. Unadjusted and "
+              f"Wilcoxon signed-rank p-values are in the CSV. [n warned]: finished trials with a warning "
+              f"(degenerate kernel, tuned value on a grid edge; column `warnings` of results.csv)."]
+    if any(role != "paper" for role in roles.values()):
+        lines += ["", "† added alternative, not one of the paper's methods (never counted in its claims); "
+                      "‡ reference: a supervised linear ordinal model on the labeled rows."]
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,7 @@ from qs3orao.metrics import accuracy, binary_auc, mean_absolute_error
 from .configuration import build_estimator
 from .design import parse_size, trial_seed
 from .files import read_json, write_json
+from .kernel_width import absolute_params, degenerate_kernel, gamma_scale, mean_off_diagonal
 from .runtime import limit_threads, package_versions, peak_rss_mb, setup_logging
 
 __all__ = ["BeyondPool", "unlabeled_scores", "unlabeled_auc", "fit_and_score", "train_job"]
@@ -58,8 +59,13 @@ def unlabeled_auc(y_true, scores, n_classes):
     return float(np.mean(aucs)), len(splits)
 
 
-def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled):
-    """Do the work of one job, filling ``record`` in place; exceptions propagate."""
+def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel_width="literal"):
+    """Do the work of one job, filling ``record`` in place; exceptions propagate.
+
+    ``gamma`` in ``spec`` and ``tuned`` is read as ``kernel_width`` says
+    (:mod:`qs3study.kernel_width`); ``record["params"]`` keeps the values as
+    given and ``gamma_absolute`` the width the estimator got.
+    """
     X_all = np.load(X_path, mmap_mode="r")
     y_all = np.load(y_path)
     size, pool = parse_size(record["size"]), y_all.size - n_labeled
@@ -74,7 +80,18 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled):
     record.update(n_labeled=split.n_labeled, n_unlabeled=split.n_unlabeled, n_features=int(X.shape[1]),
                   n_classes=int(np.unique(y_all).size))
 
-    estimator, record["params"] = build_estimator(spec, seed=record["seed"], tuned=tuned)
+    scale = gamma_scale(kernel_width, X[labeled], seed=record["seed"])
+    absolute_spec = {**spec, "params": absolute_params(spec["params"], scale)}
+    estimator, _ = build_estimator(absolute_spec, seed=record["seed"], tuned=absolute_params(tuned, scale))
+    record["params"] = {**spec["params"], **tuned}
+    record.update(kernel_width=kernel_width, gamma_scale=scale)
+    if "gamma" in estimator.get_params():
+        record["gamma_absolute"] = float(estimator.gamma)
+        record["kernel_mean_offdiag"] = mean_off_diagonal(X[labeled], estimator.gamma, seed=record["seed"])
+        warning = degenerate_kernel(record["kernel_mean_offdiag"])
+        if warning:
+            record.setdefault("warnings", []).append(warning)
+            log.warning(warning)
     fit_on_all = not get_method(spec["method"]).labeled_only
     X_fit, y_fit = (X, split.y_train) if fit_on_all else (X[labeled], split.y_train[labeled])
     record["rss_before_fit_mb"] = peak_rss_mb()
@@ -124,6 +141,11 @@ def train_job(smk):
         "params": {**spec["params"], **tuned},
         "tuned": bool(tuned),
         "tuning_status": tuning.get("status", "none"),
+        "kernel_width": smk.params.kernel_width,
+        "gamma_scale": None,
+        "gamma_absolute": None,
+        "kernel_mean_offdiag": None,
+        "warnings": [f"tuning {edge}" for edge in tuning.get("grid_edges", [])],
         "memory_budget_mb": spec["memory_budget_mb"],
         "auc": None,
         "auc_splits": None,
@@ -136,7 +158,8 @@ def train_job(smk):
     }
     with limit_threads(smk.threads):
         try:
-            fit_and_score(smk.input.X, smk.input.y, spec, tuned, record, log, n_labeled=smk.params.n_labeled)
+            fit_and_score(smk.input.X, smk.input.y, spec, tuned, record, log, n_labeled=smk.params.n_labeled,
+                          kernel_width=smk.params.kernel_width)
         except BeyondPool as error:
             record.update(status="beyond_pool", reason=str(error))
             log.info("not run: %s", error)

@@ -13,9 +13,10 @@ from qs3orao.datasets import semisupervised_split
 from .configuration import build_estimator
 from .design import parse_size, trial_seed
 from .files import write_json
+from .kernel_width import absolute_params, gamma_scale, grid_edges
 from .runtime import limit_threads, setup_logging
 
-__all__ = ["resolve_grid", "fixed_params", "tune_job"]
+__all__ = ["resolve_grid", "fixed_params", "scaled_grid", "tune_job"]
 
 
 def resolve_grid(method, grid):
@@ -40,6 +41,22 @@ def fixed_params(spec, grid, seed):
     given = set(spec["params"]) | {"random_state", "memory_budget"}
     searched = set(grid.grid) | {grid.split_param}
     return {name: value for name, value in estimator.get_params().items() if name in given - searched}
+
+
+def scaled_grid(grid, scale):
+    """``grid`` with its ``gamma`` values multiplied by ``scale`` (the search runs on absolute widths)."""
+    if "gamma" not in grid.grid or scale == 1.0:
+        return grid
+    values = {**grid.grid, "gamma": tuple(float(g) * scale for g in grid.grid["gamma"])}
+    return TuningGrid(values, grid.split_param, grid.split_values, grid.split_default, grid.separable)
+
+
+def _relative(best_params, grid, scale):
+    """Tuned values with ``gamma`` read back as the grid's own (relative) value."""
+    if "gamma" not in best_params or "gamma" not in grid.grid or scale == 1.0:
+        return dict(best_params)
+    absolute = [float(g) * scale for g in grid.grid["gamma"]]
+    return {**best_params, "gamma": float(grid.grid["gamma"][absolute.index(best_params["gamma"])])}
 
 
 def tune_job(smk):
@@ -69,20 +86,28 @@ def tune_job(smk):
                                  n_unlabeled=available if size is None else min(size, available))
     X = np.array(X_all[split.train_idx])
     grid = resolve_grid(spec["method"], smk.params.grid)
-    fixed = fixed_params(spec, grid, seed)
-    log.info("%s on %s trial %s: %s, fixed %s", spec["method"], smk.wildcards.dataset, smk.wildcards.trial,
-             grid, fixed)
+    kernel_width = smk.params.kernel_width
+    scale = gamma_scale(kernel_width, X[split.labeled_mask], seed=seed)
+    fixed = absolute_params(fixed_params(spec, grid, seed), scale)
+    log.info("%s on %s trial %s: %s, fixed %s, kernel width %s (gamma x %.6g)", spec["method"],
+             smk.wildcards.dataset, smk.wildcards.trial, grid, fixed, kernel_width, scale)
     record = {"dataset": smk.wildcards.dataset, "method": smk.wildcards.method, "seed": seed,
               "n_labeled": split.n_labeled, "n_unlabeled": split.n_unlabeled,
               "grid": {"grid": grid.grid, "split_param": grid.split_param, "split_values": grid.split_values},
-              "status": "ok", "reason": "", "best_params": {}, "best_score": None, "search": []}
+              "kernel_width": kernel_width, "gamma_scale": scale,
+              "status": "ok", "reason": "", "best_params": {}, "best_score": None, "grid_edges": [], "search": []}
     start = time.perf_counter()
     with limit_threads(smk.threads):
         try:
-            result = cross_validate_params(spec["method"], X, split.y_train, grid, n_folds=smk.params.n_folds,
-                                           random_state=seed, fixed_params=fixed)
-            record.update(best_params=result.best_params, best_score=result.best_score, search=result.table)
-            log.info("best %s (cv auc %.4f)", result.best_params, result.best_score)
+            result = cross_validate_params(spec["method"], X, split.y_train, scaled_grid(grid, scale),
+                                           n_folds=smk.params.n_folds, random_state=seed, fixed_params=fixed)
+            best = _relative(result.best_params, grid, scale)
+            edges = grid_edges(best, {**grid.grid, **({grid.split_param: grid.split_values}
+                                                      if grid.split_param else {})})
+            record.update(best_params=best, best_score=result.best_score, grid_edges=edges, search=result.table)
+            log.info("best %s (cv auc %.4f)", best, result.best_score)
+            for edge in edges:
+                log.warning(edge)
         except (ValueError, MemoryError) as error:  # the trial is trained on the configured parameters instead
             status = "out_of_memory_budget" if isinstance(error, MemoryError) else "failed"
             record.update(status=status, reason=" ".join(f"{type(error).__name__}: {error}".split()))

@@ -9,7 +9,9 @@ from qs3study.configuration import check_methods, check_rows, configuration_erro
 from qs3study.design import ALL, size_token
 
 RESULTS = "results"
-FIGURES = "figures"
+# Each configuration writes its figures under its own name, so that running one never
+# overwrites another's committed reference outputs (figures/theory belongs to the theory stage).
+FIGURES = f"figures/{config['name']}"
 LOGS = "logs"
 BENCHMARKS = "benchmarks"
 RUN = "{dataset}/{method}/n{size}/trial{trial}"
@@ -21,6 +23,8 @@ def _fail(key, message):
 
 def _check_semantics(config):
     """Cross-field checks that the JSON schema cannot express (names must resolve)."""
+    if config["name"] == "theory":
+        _fail("name", "'theory' is reserved: figures/theory holds the claims ledger of the theory stage")
     for name, options in config["datasets"].items():
         if name not in DATASETS and options.get("source") is None:
             _fail(f"datasets.{name}", f"unknown dataset (known: {', '.join(sorted(DATASETS))}); "
@@ -155,7 +159,8 @@ def tuned_params_input(wildcards):
     """The tuning result a training job needs, or nothing when the method has no grid."""
     if method_config(config, wildcards.method)["grid"] is None:
         return []
-    return expand(rules.tune.output[0], dataset=wildcards.dataset, method=wildcards.method, trial=wildcards.trial)[0]
+    trial = wildcards.trial if config["tuning"]["per"] == "trial" else 0  # "dataset": trial 0's values for all
+    return expand(rules.tune.output[0], dataset=wildcards.dataset, method=wildcards.method, trial=trial)[0]
 
 
 def download_input(wildcards):

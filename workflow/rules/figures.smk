@@ -2,6 +2,59 @@
 
 LABELS = {m: method_config(config, m)["label"] for m in METHODS}
 CAPTIONS = {m: method_config(config, m)["caption"] for m in METHODS}
+ROLES = {m: METHOD_REGISTRY[method_config(config, m)["method"]].role for m in METHODS}
+RELATIONS = {"paper": "paper", "subset": "subset of a paper dataset", "substitute": "substitute",
+             "embedded": "embedded"}
+TITLES = {d: f"{d} ({RELATIONS[dataset_options(d)['relation']]})" if dataset_options(d).get("relation") else d
+          for d in SELECTED}
+SCREEN = config.get("screen") or {}
+TUNE_BENCHMARKS = sorted({
+    f"{BENCHMARKS}/tune/{d}/{m}/trial{t if config['tuning']['per'] == 'trial' else 0}.tsv"
+    for d, m, _, t in design() if method_config(config, m)["grid"] is not None})
+
+
+rule publish_results:
+    """The tidy results table beside the figures it feeds (one row per dataset, method, size, trial)."""
+    input:
+        table=rules.aggregate.output.csv,
+    output:
+        f"{FIGURES}/results.csv",
+    log:
+        f"{LOGS}/figures/publish_results.log",
+    localrule: True
+    script:
+        "../scripts/figures.py"
+
+
+rule empirical_claims:
+    """The empirical claims' verdicts from this run, by the criteria of its ``claims:`` section."""
+    input:
+        table=rules.aggregate.output.csv,
+    output:
+        f"{FIGURES}/empirical_claims.csv",
+    params:
+        criteria=config.get("claims") or {},
+    log:
+        f"{LOGS}/figures/empirical_claims.log",
+    localrule: True
+    script:
+        "../scripts/empirical_claims.py"
+
+
+rule screened_datasets:
+    """Every dataset of ``screen:``, loaded, with the loader's refusal (or acceptance) and its reason."""
+    output:
+        f"{FIGURES}/screened_datasets.csv",
+    params:
+        screen=SCREEN,
+        cache_dir=config["data"]["cache_dir"],
+        mirror=config["data"]["mirror"],
+        seed=PROTOCOL["seed"],
+    log:
+        f"{LOGS}/figures/screened_datasets.log",
+    localrule: True
+    script:
+        "../scripts/screen.py"
 
 
 rule figure_time:
@@ -15,6 +68,7 @@ rule figure_time:
         datasets=SWEEP_DATASETS,
         labels=LABELS,
         captions=CAPTIONS,
+        titles=TITLES,
     log:
         f"{LOGS}/figures/figure_time.log",
     localrule: True
@@ -32,6 +86,7 @@ rule figure_auc:
     params:
         datasets=SELECTED,
         labels=LABELS,
+        titles=TITLES,
     log:
         f"{LOGS}/figures/figure_auc.log",
     localrule: True
@@ -49,6 +104,8 @@ rule auc_table:
     params:
         labels=LABELS,
         reference=PROTOCOL["reference"],
+        roles=ROLES,
+        titles=TITLES,
     log:
         f"{LOGS}/figures/auc_table.log",
     localrule: True
@@ -60,7 +117,11 @@ rule manifest:
     """Which configuration, commit, date and data made the figures."""
     input:
         table=rules.aggregate.output.csv,
-        figures=[*rules.figure_time.output, *rules.figure_auc.output, *rules.auc_table.output],
+        figures=[*rules.figure_time.output, *rules.figure_auc.output, *rules.auc_table.output,
+                 *rules.publish_results.output, *(rules.screened_datasets.output if SCREEN else []),
+                 *(rules.empirical_claims.output if config.get("claims") else [])],
+        benchmarks=expand_design(f"{BENCHMARKS}/train/{RUN}.tsv"),
+        tune_benchmarks=TUNE_BENCHMARKS,
         downloads=expand(rules.download.output[0], dataset=FILE_DATASETS),
         infos=expand(rules.prepare.output.info, dataset=SELECTED),
         X=expand(rules.prepare.output.X, dataset=SELECTED),
@@ -69,6 +130,8 @@ rule manifest:
         f"{FIGURES}/manifest.json",
     params:
         root=workflow.basedir,
+        kernel_width=PROTOCOL["kernel_width"],
+        tuning_per=config["tuning"]["per"],
         figures=lambda wildcards, input: input.figures,
     log:
         f"{LOGS}/figures/manifest.log",

@@ -16,6 +16,8 @@ THEORY_FIGURES = [f"convergence_{name}" for name in THEORY_INSTANCES] + [
     "slopes", "bounds", "transient", "lemma2_ratio", "thresholds", "complexity"]
 # The empirical claims read the benchmark table the design names (a declared input; null: not evaluated).
 THEORY_RESULTS_TABLE = _THEORY["empirical"]["results_table"]
+# ... and the criteria of the configuration that made it (its claims: section), when named.
+THEORY_RESULTS_CONFIGURATION = _THEORY["empirical"].get("configuration")
 THEORY_DATA = [f"{THEORY_OUT}/{name}.csv" for name in ("convergence", "problems", "summary", "complexity")]
 
 
@@ -63,6 +65,7 @@ rule theory_ledger:
         problems=f"{THEORY_OUT}/problems.csv",
         complexity=f"{THEORY_OUT}/complexity.csv",
         results_table=[THEORY_RESULTS_TABLE] if THEORY_RESULTS_TABLE else [],
+        results_configuration=[THEORY_RESULTS_CONFIGURATION] if THEORY_RESULTS_CONFIGURATION else [],
     output:
         md=f"{THEORY_OUT}/claims_ledger.md",
         csv=f"{THEORY_OUT}/claims_ledger.csv",

@@ -15,6 +15,7 @@ rule tune:
         n_unlabeled=size_token(config["tuning"]["n_unlabeled"]),
         n_folds=config["tuning"]["n_folds"],
         base_seed=PROTOCOL["seed"],
+        kernel_width=PROTOCOL["kernel_width"],
     log:
         f"{LOGS}/tune/{{dataset}}/{{method}}/trial{{trial}}.log",
     benchmark:
@@ -39,6 +40,7 @@ rule train:
         spec=lambda wildcards: method_spec(config, wildcards.method, wildcards.dataset),
         n_labeled=PROTOCOL["n_labeled"],
         base_seed=PROTOCOL["seed"],
+        kernel_width=PROTOCOL["kernel_width"],
     log:
         f"{LOGS}/train/{RUN}.log",
     benchmark:

@@ -6,12 +6,14 @@ import os
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from qs3orao.theory import checks
 from qs3orao.theory.complexity import fit_exponent
-from qs3orao.theory.empirical import empirical_claims
 
+from ..tables import read_results
 from . import plots
+from .empirical import empirical_claims
 from .design import design_sha256, load_design
 from .ledger import build_claims, history_markdown, write_ledger
 from .summary import summarise
@@ -91,8 +93,13 @@ def assemble_ledger(inputs, outputs):
     summary.to_csv(outputs.summary + ".tmp", index=False, float_format="%.6g")
     os.replace(outputs.summary + ".tmp", outputs.summary)
     table = list(inputs.results_table)
+    configuration = list(inputs.get("results_configuration", []))
     if table:
-        empirical, reason = empirical_claims(pd.read_csv(table[0])), ""
+        criteria = {}
+        if configuration:
+            with open(configuration[0]) as handle:
+                criteria = yaml.safe_load(handle).get("claims", {})
+        empirical, reason = empirical_claims(read_results(table[0]), criteria), ""
     else:
         empirical, reason = None, "the design names no results table (empirical.results_table: null)"
     m1 = float(problems["M1"].max())

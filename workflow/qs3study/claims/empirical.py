@@ -1,0 +1,244 @@
+r"""Claim 8 and the two claims of the Results section on unlabeled data, checked on a results table.
+
+Reads the tidy table the main pipeline writes (``figures/<configuration>/results.csv``:
+``dataset, method, base_method, trial, n_unlabeled, comparison, auc, fit_time, status``)
+and applies the criteria of the configuration's ``claims:`` section (fixed in
+the committed configuration before the run; :data:`DEFAULT_CRITERIA` when a
+key is absent).
+
+Which methods count: the paper's own methods are the configured methods whose
+label is the registered name of a method with role ``"paper"``
+(:data:`baselines.registry.ROLES`): ``qs3orao``, ``m-pnu-auc``, ``m-samult``,
+``svorex``. Variants (``qs3orao-auto``, ``qs3orao-labeled``), added
+alternatives and the linear floor are reported beside them in the evidence,
+never counted. Whether a method trains on labeled rows only comes from the
+registry's ``labeled_only``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from baselines.registry import METHODS as REGISTRY
+
+from ..tables import holm
+
+__all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "paper_methods", "empirical_claims"]
+
+OURS = "qs3orao"
+EXACT = ("m-pnu-auc", "m-samult")
+DEFAULT_CRITERIA = {"alpha": 0.05, "most_cases": 0.5, "crossover_rows": 10_000, "crossover_slack": 2.0,
+                    "large_set_rows": 100_000, "non_inferiority_margin": 0.01, "labeled_only_method": None}
+KEYS = ("highest_auc", "beats_supervised", "faster_beyond_10k", "exact_out_of_memory", "unlabeled_data_help",
+        "similar_generalisation")
+
+
+def _result(verdict, evidence):
+    return {"verdict": verdict, "evidence": evidence}
+
+
+def paper_methods(methods):
+    """The labels among ``methods`` that are the paper's own methods (label = registered name, role paper)."""
+    return [m for m in methods if m in REGISTRY and REGISTRY[m].role == "paper"]
+
+
+def _comparison_auc(table):
+    """AUC of the comparison rows that finished: index (dataset, trial), one column per method label."""
+    rows = table[table["comparison"].astype(bool) & (table["status"] == "ok")]
+    return rows.pivot_table(index=["dataset", "trial"], columns="method", values="auc")
+
+
+def _highest_auc(mean, paper, others, most_cases):
+    counted = mean[paper].dropna(axis=0, how="any")
+    if OURS not in counted or counted.empty:
+        return _result("not evaluated", "no dataset where every paper method finished at the comparison size")
+    best = counted.idxmax(axis=1)
+    share = float((best == OURS).mean())
+    added = ""
+    if others:
+        every = mean[paper + others].idxmax(axis=1).loc[counted.index]
+        added = ("; not counted: best of all methods including added ones: "
+                 + ", ".join(f"{d}: {m}" for d, m in every.items()))
+    return _result("holds" if share > most_cases else "fails",
+                   f"QS3ORAO has the best mean AUC among the paper's methods on {int((best == OURS).sum())}/"
+                   f"{best.size} datasets ({share:.0%}; criterion > {most_cases:.0%}); best per dataset: "
+                   + ", ".join(f"{d}: {m}" for d, m in best.items()) + added)
+
+
+def _beats_supervised(mean, paper):
+    supervised = [m for m in paper if REGISTRY[m].labeled_only]
+    semi = [m for m in paper if not REGISTRY[m].labeled_only]
+    if not supervised or not semi:
+        return _result("not evaluated", "needs a labeled-only paper method (SVOREX) and a semi-supervised one")
+    reference = supervised[0]
+    wins = {m: int((mean[m] > mean[reference]).sum()) for m in semi}
+    comparable = {m: int(mean[[m, reference]].dropna().shape[0]) for m in semi}
+    verdict = "holds" if all(wins[m] == comparable[m] > 0 for m in semi) else "fails"
+    return _result(verdict, f"mean AUC above {reference} on " + ", ".join(
+        f"{m}: {wins[m]}/{comparable[m]} datasets" for m in semi) + " (criterion: every dataset, every method)")
+
+
+def _faster(table, criteria):
+    threshold = criteria["crossover_rows"] * criteria["crossover_slack"]
+    large = table[table["n_unlabeled"] >= threshold]
+    ours = large[(large["method"] == OURS) & (large["status"] == "ok")]
+    if ours.empty:
+        return _result("not evaluated", f"no QS3ORAO fit with >= {threshold:.0f} unlabeled rows")
+    cells = ours.groupby(["dataset", "n_unlabeled"])["fit_time"].mean()
+    wins, speedups = 0, []
+    for (dataset, size), our_time in cells.items():
+        rows = large[(large["dataset"] == dataset) & (large["n_unlabeled"] == size)]
+        beaten = True
+        for method in EXACT:
+            theirs = rows[rows["method"] == method]
+            if theirs.empty:
+                beaten = False
+            elif not (theirs["status"] == "out_of_memory_budget").any():
+                mean_time = theirs.loc[theirs["status"] == "ok", "fit_time"].mean()
+                beaten &= bool(mean_time > our_time)
+                speedups.append(mean_time / our_time)
+        wins += beaten
+    timed = (f"; speed-up where both ran: min {min(speedups):.2f}x, max {max(speedups):.2f}x" if speedups
+             else "; the exact baselines ran at none of these sizes")
+    return _result("holds" if wins == cells.size else "fails",
+                   f"QS3ORAO faster than both exact baselines (or they stopped at their memory budget) at "
+                   f"{wins}/{cells.size} (dataset, size) cells with >= {threshold:.0f} unlabeled rows{timed}")
+
+
+def _out_of_memory(table, criteria):
+    exact = table[table["method"].isin(EXACT)]
+    large_sets = exact.groupby("dataset")["n_unlabeled"].max()
+    large_sets = large_sets[large_sets >= criteria["large_set_rows"]].index
+    if exact.empty or large_sets.empty:
+        return _result("not evaluated", f"no dataset on which the exact baselines were tried with >= "
+                                        f"{criteria['large_set_rows']} unlabeled rows (the claim is about the larger sets)")
+    at = exact[exact["dataset"].isin(large_sets)]
+    largest = at.groupby(["dataset", "method"])["n_unlabeled"].transform("max")
+    oom = at[at["n_unlabeled"] == largest].groupby(["dataset", "method"])["status"].apply(
+        lambda s: bool((s == "out_of_memory_budget").any()))
+    first = at[at["status"] == "out_of_memory_budget"].groupby(["dataset", "method"])["n_unlabeled"].min()
+    return _result("holds" if oom.all() else "fails",
+                   f"stopped by the memory budget at the largest size tried in {int(oom.sum())}/{oom.size} "
+                   f"(dataset, exact baseline) cells on sets with >= {criteria['large_set_rows']} unlabeled rows "
+                   f"(criterion: all); first stop: " + ", ".join(f"{d}/{m}: {int(n)}" for (d, m), n in first.items()))
+
+
+def _paired(auc, a, b, shift=0.0, alternative="two-sided"):
+    """Per dataset: mean of ``a - b`` over common trials and the paired t-test p-value of ``mean + shift``."""
+    rows = []
+    for dataset, per in auc[[a, b]].dropna().groupby(level="dataset"):
+        diff = per[a] - per[b]
+        p = np.nan
+        if len(diff) >= 2 and diff.std(ddof=1) > 0:
+            p = float(stats.ttest_1samp(diff + shift, 0.0, alternative=alternative).pvalue)
+        rows.append({"dataset": dataset, "diff": float(diff.mean()), "n": len(diff), "p": p})
+    result = pd.DataFrame(rows, columns=["dataset", "diff", "n", "p"])
+    result["p_holm"] = holm(result["p"]) if len(result) else []
+    return result
+
+
+def _unlabeled_help(auc, criteria):
+    labeled = criteria["labeled_only_method"]
+    if labeled is None or labeled not in auc or OURS not in auc:
+        return _result("not evaluated", "the configuration names no labeled-only QS3ORAO run "
+                                        "(claims.labeled_only_method) or it has no finished rows")
+    tests = _paired(auc, OURS, labeled)
+    if tests.empty or tests["p_holm"].isna().all():
+        return _result("inconclusive", "fewer than two paired trials with a nonzero spread on every dataset")
+    alpha = criteria["alpha"]
+    better = int(((tests["p_holm"] < alpha) & (tests["diff"] > 0)).sum())
+    worse = int(((tests["p_holm"] < alpha) & (tests["diff"] < 0)).sum())
+    n = len(tests)
+    verdict = ("holds" if better > criteria["most_cases"] * n else
+               "fails" if worse >= better and worse > 0 else "inconclusive")
+    return _result(verdict, f"QS3ORAO tuned against {labeled} (tradeoff = 1), same trials, paired t-test "
+                            f"Holm-adjusted over {n} datasets at {alpha}: significantly better on {better}, "
+                            f"worse on {worse} (criterion: better on > {criteria['most_cases']:.0%}; fails if "
+                            f"worse at least as often); mean differences: "
+                            + ", ".join(f"{r.dataset}: {r.diff:+.4f} (p={r.p_holm:.3g})" for r in tests.itertuples()))
+
+
+def _similar(auc, mean, criteria):
+    exact = [m for m in EXACT if m in auc]
+    if OURS not in auc or not exact:
+        return _result("not evaluated", "no QS3ORAO or exact-baseline rows at the comparison size")
+    margin, alpha = criteria["non_inferiority_margin"], criteria["alpha"]
+    rows = []
+    for dataset in mean.index:
+        candidates = mean.loc[dataset, exact].dropna()
+        if candidates.empty or np.isnan(mean.loc[dataset, OURS]):
+            continue
+        best = candidates.idxmax()
+        per = auc.loc[[dataset]]
+        noninferior = _paired(per, OURS, best, shift=margin, alternative="greater")
+        inferior = _paired(per, OURS, best, shift=margin, alternative="less")
+        rows.append({"dataset": dataset, "best": best, "diff": noninferior["diff"].iloc[0],
+                     "p_non": noninferior["p"].iloc[0], "p_inf": inferior["p"].iloc[0]})
+    if not rows:
+        return _result("not evaluated", "no dataset where QS3ORAO and an exact baseline both finished")
+    tests = pd.DataFrame(rows)
+    tests["p_non"], tests["p_inf"] = holm(tests["p_non"]), holm(tests["p_inf"])
+    non = int((tests["p_non"] < alpha).sum())
+    inferior = int((tests["p_inf"] < alpha).sum())
+    verdict = "holds" if non == len(tests) else "fails" if inferior > 0 else "inconclusive"
+    return _result(verdict, f"non-inferiority of QS3ORAO against the best exact baseline per dataset (by mean AUC), "
+                            f"margin {margin} AUC declared in the configuration, one-sided paired t-tests "
+                            f"Holm-adjusted over {len(tests)} datasets at {alpha}: non-inferior on {non}, "
+                            f"inferior by more than the margin on {inferior} (criterion: non-inferior on all; fails "
+                            f"if inferior anywhere); " + ", ".join(
+                                f"{r.dataset} vs {r.best}: {r.diff:+.4f}" for r in tests.itertuples()))
+
+
+def empirical_claims(table, criteria=None):
+    """Verdicts of the empirical claims from a results table.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table (:func:`qs3study.tables.build_results`).
+    criteria : dict, optional
+        The configuration's ``claims:`` section; missing keys take :data:`DEFAULT_CRITERIA`.
+
+    Returns
+    -------
+    dict of str to dict
+        Keys :data:`KEYS`; values ``{"verdict", "evidence"}``.
+    """
+    criteria = {**DEFAULT_CRITERIA, **(criteria or {})}
+    table = table.assign(n_unlabeled=pd.to_numeric(table["n_unlabeled"], errors="coerce"))
+    auc = _comparison_auc(table)
+    mean = auc.groupby(level="dataset").mean()
+    methods = list(mean.columns)
+    paper = paper_methods(methods)
+    others = [m for m in methods if m not in paper]
+    return {
+        "highest_auc": _highest_auc(mean, paper, others, criteria["most_cases"]),
+        "beats_supervised": _beats_supervised(mean, paper),
+        "faster_beyond_10k": _faster(table, criteria),
+        "exact_out_of_memory": _out_of_memory(table, criteria),
+        "unlabeled_data_help": _unlabeled_help(auc, criteria),
+        "similar_generalisation": _similar(auc, mean, criteria),
+    }
+
+
+def claims_job(smk):
+    """Snakemake job of rule ``empirical_claims``: the verdicts of :func:`empirical_claims` as a CSV.
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake (``params.criteria``: the configuration's ``claims:``).
+    """
+    from ..files import atomic_path
+    from ..runtime import setup_logging
+    from ..tables import read_results
+
+    log = setup_logging(smk.log[0])
+    claims = empirical_claims(read_results(smk.input.table), smk.params.criteria)
+    rows = [{"claim": key, **value} for key, value in claims.items()]
+    for row in rows:
+        log.info("%s: %s (%s)", row["claim"], row["verdict"], row["evidence"])
+    with atomic_path(smk.output[0]) as tmp:
+        pd.DataFrame(rows, columns=["claim", "verdict", "evidence"]).to_csv(tmp, index=False)

@@ -1,0 +1,130 @@
+"""The kernel width on the data's scale, and the warnings a reader needs about fitted kernels and tuning.
+
+The paper's grid for the kernel width (``2^-3 .. 2^3`` on features "normalized
+in advance") is garbled. Two readings are available (``protocol.kernel_width``):
+
+``literal``
+    ``gamma`` is used as given: ``k(x, x') = exp(-gamma ||x - x'||^2)``.
+``median``
+    ``gamma`` is relative to the data: the estimator gets ``gamma / m``, with
+    ``m`` the median squared distance between the trial's labeled rows
+    (``gamma = 2^k`` gives ``2^k / median ||x - x'||^2``). The labeled rows
+    are in every fit of a trial (tuning folds aside), so tuning and training
+    use the same scale whatever the unlabeled size.
+
+A kernel is *degenerate* when its mean off-diagonal value on those rows is
+below :data:`DEGENERATE_LOW` (every row its own island: scores carry no
+ranking information) or above :data:`DEGENERATE_HIGH` (every row alike).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["KERNEL_WIDTHS", "DEGENERATE_LOW", "DEGENERATE_HIGH", "MAX_ROWS", "pairwise_sq_distances",
+           "median_sq_distance", "gamma_scale", "absolute_params", "mean_off_diagonal", "degenerate_kernel",
+           "grid_edges"]
+
+KERNEL_WIDTHS = ("literal", "median")
+DEGENERATE_LOW = 1e-3
+DEGENERATE_HIGH = 0.999
+#: Rows the median and the mean off-diagonal are computed on (a seeded subsample beyond it).
+MAX_ROWS = 1000
+
+
+def pairwise_sq_distances(X, *, seed, max_rows=MAX_ROWS):
+    """Squared distances ``||x_i - x_j||^2`` of every pair ``i < j`` of (a seeded subsample of) ``X``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), n >= 2
+    seed : int
+        Seed of the subsample when ``n > max_rows``.
+    max_rows : int, default=MAX_ROWS
+
+    Returns
+    -------
+    ndarray of shape (m * (m - 1) / 2,)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 2:
+        raise ValueError(f"X must be a matrix with at least 2 rows, got shape {X.shape}")
+    if X.shape[0] > max_rows:
+        X = X[np.sort(np.random.default_rng(seed).choice(X.shape[0], max_rows, replace=False))]
+    norms = np.einsum("ij,ij->i", X, X)
+    sq = np.maximum(norms[:, None] + norms[None, :] - 2.0 * X @ X.T, 0.0)
+    return sq[np.triu_indices(X.shape[0], k=1)]
+
+
+def median_sq_distance(X, *, seed, max_rows=MAX_ROWS):
+    """Median of :func:`pairwise_sq_distances`; ValueError if it is zero (all rows alike)."""
+    median = float(np.median(pairwise_sq_distances(X, seed=seed, max_rows=max_rows)))
+    if median <= 0:
+        raise ValueError("the median squared distance between rows is 0 (most rows are identical); "
+                         "the kernel width cannot be set on the data's scale")
+    return median
+
+
+def gamma_scale(kernel_width, X, *, seed):
+    """The factor ``gamma`` is multiplied by: 1 (``literal``) or ``1 / median ||x - x'||^2`` (``median``).
+
+    Parameters
+    ----------
+    kernel_width : {"literal", "median"}
+    X : ndarray
+        The rows the scale is computed on (the trial's labeled rows).
+    seed : int
+    """
+    if kernel_width not in KERNEL_WIDTHS:
+        raise ValueError(f"kernel_width must be one of {KERNEL_WIDTHS}, got {kernel_width!r}")
+    return 1.0 if kernel_width == "literal" else 1.0 / median_sq_distance(X, seed=seed)
+
+
+def absolute_params(params, scale):
+    """``params`` with ``gamma`` (when present) multiplied by ``scale``; other values unchanged."""
+    if "gamma" not in params:
+        return dict(params)
+    return {**params, "gamma": float(params["gamma"]) * scale}
+
+
+def mean_off_diagonal(X, gamma, *, seed, max_rows=MAX_ROWS):
+    """Mean of ``exp(-gamma ||x_i - x_j||^2)`` over the pairs ``i < j`` of (a subsample of) ``X``."""
+    return float(np.mean(np.exp(-gamma * pairwise_sq_distances(X, seed=seed, max_rows=max_rows))))
+
+
+def degenerate_kernel(mean, *, low=DEGENERATE_LOW, high=DEGENERATE_HIGH):
+    """A warning text when the mean off-diagonal kernel value ``mean`` is outside ``[low, high]``, else None."""
+    if mean < low:
+        return (f"degenerate kernel: mean off-diagonal value {mean:.3g} < {low:g} "
+                f"(gamma too large for the data's scale; scores carry little ranking information)")
+    if mean > high:
+        return f"degenerate kernel: mean off-diagonal value {mean:.6g} > {high:g} (gamma too small; rows look alike)"
+    return None
+
+
+def grid_edges(best_params, grid):
+    """Warnings for every tuned value on the edge (smallest or largest value) of its grid.
+
+    Parameters
+    ----------
+    best_params : dict
+        Tuned values; a list value (per-split weights) is checked element by element.
+    grid : dict
+        Parameter -> the values searched. Grids of fewer than 3 values have no interior and are skipped.
+
+    Returns
+    -------
+    list of str
+    """
+    warnings = []
+    for name, values in grid.items():
+        if name not in best_params or len(values) < 3:
+            continue
+        low, high = min(values), max(values)
+        chosen = np.atleast_1d(np.asarray(best_params[name], dtype=np.float64))
+        for j, value in enumerate(chosen):
+            if value in (low, high):
+                where = f"{name}[{j}]" if chosen.size > 1 else name
+                warnings.append(f"grid edge: {where} = {value:g} is the {'smallest' if value == low else 'largest'} "
+                                f"value of its grid ({low:g} .. {high:g})")
+    return warnings
