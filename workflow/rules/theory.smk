@@ -16,8 +16,11 @@ THEORY_FIGURES = [f"convergence_{name}" for name in THEORY_INSTANCES] + [
     "slopes", "bounds", "transient", "lemma2_ratio", "thresholds", "complexity"]
 # The empirical claims read the benchmark table the design names (a declared input; null: not evaluated).
 THEORY_RESULTS_TABLE = _THEORY["empirical"]["results_table"]
-# ... and the criteria of the configuration that made it (its claims: section), when named.
-THEORY_RESULTS_CONFIGURATION = _THEORY["empirical"].get("configuration")
+# ... and the criteria of the configuration that made it (its claims: section), when named: a
+# configuration file is read from the repository, the table from the working directory (the run's).
+_RESULTS_CONFIGURATION = _THEORY["empirical"].get("configuration")
+THEORY_RESULTS_CONFIGURATION = (os.path.relpath(os.path.join(workflow.basedir, _RESULTS_CONFIGURATION))
+                                if _RESULTS_CONFIGURATION else None)
 THEORY_DATA = [f"{THEORY_OUT}/{name}.csv" for name in ("convergence", "problems", "summary", "complexity")]
 
 
