@@ -52,4 +52,4 @@ def test_tiny_configuration_runs_end_to_end_through_the_slurm_profile(tmp_path):
     table = tables.read_results(tmp_path / "results" / "tables" / "results.csv")
     assert len(table) == EXPECTED_ROWS and set(table["status"]) <= set(tables.STATUSES)
     assert (table.loc[table["method"] == "qs3orao", "status"] == "ok").all()
-    assert (tmp_path / "figures" / "manifest.json").is_file()
+    assert (tmp_path / "figures" / "tiny" / "manifest.json").is_file()

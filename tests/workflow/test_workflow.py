@@ -200,7 +200,7 @@ def test_resumed_default_run_reproduces_every_dataset_bit_for_bit(default_run, r
     assert {Path(p).parent.name for p in hashes} == set(config["datasets"])
     assert feature_hashes(resumed) == hashes
     for run in (default_run, resumed):
-        manifest = json.loads((run / "figures" / "manifest.json").read_text())
+        manifest = json.loads((run / "figures" / "default" / "manifest.json").read_text())
         for dataset, entry in manifest["data"].items():
             assert entry["X_sha256"] == hashes[f"results/data/{dataset}/X.npy"], (run, dataset)
             assert entry["y_sha256"] == hashes[f"results/data/{dataset}/y.npy"], (run, dataset)
@@ -208,7 +208,7 @@ def test_resumed_default_run_reproduces_every_dataset_bit_for_bit(default_run, r
     second = deterministic(tables.read_results(resumed / "results" / "tables" / "results.csv"))
     assert set(first["dataset"]) == set(config["datasets"])
     pd.testing.assert_frame_equal(first, second, check_exact=True)
-    assert (default_run / "figures" / "auc_table.csv").read_bytes() == (resumed / "figures" / "auc_table.csv").read_bytes()
+    assert (default_run / "figures" / "default" / "auc_table.csv").read_bytes() == (resumed / "figures" / "default" / "auc_table.csv").read_bytes()
 
 
 def incomplete_outputs(workdir):
