@@ -19,6 +19,9 @@ if not workflow.overwrite_configfiles:
     configfile: Path(workflow.basedir) / "workflow" / "config" / "default.yaml"
 
 
+# An overlay configuration removes a method of the one it extends by setting it to null
+# (Snakemake merges configuration files key by key, so it could not drop one otherwise).
+config["methods"] = {label: entry for label, entry in config.get("methods", {}).items() if entry is not None}
 validate(config, "workflow/config/schema.yaml")
 
 
