@@ -2,7 +2,9 @@
 
 import csv
 import json
+import re
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,14 +21,20 @@ CI_DESIGN = Path(__file__).with_name("design_ci.yaml")
 @pytest.fixture(scope="module")
 def theory_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("theory")
-    out = workdir / "out"
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-               "--cores", "2", "theory", "--config", f'theory={{"design": "{CI_DESIGN}", "out": "{out}"}}']
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    shutil.copy(CI_DESIGN, workdir / "design.yaml")
+    result = theory(workdir)
     if result.returncode != 0:
         pytest.fail(f"snakemake theory failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
-    return out
+    return workdir / "out"
+
+
+def theory(workdir, *args):
+    """``snakemake theory`` on ``workdir``'s copy of the reduced design, outputs in ``workdir / "out"``."""
+    config = f'theory={{"design": "{workdir / "design.yaml"}", "out": "{workdir / "out"}"}}'
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+               "--cores", "2", "theory", "--config", config, *args]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run(command, capture_output=True, text=True, env=env)
 
 
 def test_ledger_rows_have_computed_verdicts(theory_run):
@@ -56,3 +64,18 @@ def test_manifest_covers_every_theory_output(theory_run):
     produced = {p.name for p in theory_run.iterdir() if p.name != "manifest.json"}
     assert {Path(p).name for p in manifest["outputs"]} == produced
     assert len(manifest["design"]["sha256"]) == 64
+
+
+def test_a_change_outside_a_study_section_reruns_the_ledger_not_the_studies(theory_run):
+    design = theory_run.parent / "design.yaml"
+    text = design.read_text()
+    try:
+        design.write_text(text + "\n# a note in the design, outside the studies' sections\n")
+        planned = theory(theory_run.parent, "--dry-run").stdout
+        assert re.search(r"^theory_ledger\s+1$", planned, flags=re.M), planned
+        assert not re.search(r"^theory_(convergence|complexity)\s", planned, flags=re.M), planned
+        design.write_text(text.replace("convergence:", "convergence:\n  note: changed", 1))
+        planned = theory(theory_run.parent, "--dry-run").stdout
+        assert re.search(r"^theory_convergence\s+1$", planned, flags=re.M), planned
+    finally:
+        design.write_text(text)

@@ -267,3 +267,13 @@ def test_the_theory_folder_cannot_be_a_configuration_name(tmp_path):
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(config))
     result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "bad.yaml", check=False)
     assert result.returncode != 0 and "'theory' is reserved" in result.stdout + result.stderr
+
+
+def test_an_overlay_removes_a_method_by_setting_it_to_null(tmp_path):
+    (tmp_path / "overlay.yaml").write_text("methods:\n  m-pnu-auc: null\n")
+    result = snakemake(tmp_path, "--dry-run", "--configfile", TINY, tmp_path / "overlay.yaml")
+    assert jobs_of(result.stdout, "train") == EXPECTED_ROWS // 2
+    assert jobs_of(result.stdout, "tune") == 0 and "m-pnu-auc" not in result.stdout
+    (tmp_path / "overlay.yaml").write_text("methods:\n  qs3orao: null\n  m-pnu-auc: null\n")
+    result = snakemake(tmp_path, "--dry-run", "--configfile", TINY, tmp_path / "overlay.yaml", check=False)
+    assert result.returncode != 0 and "methods" in result.stdout + result.stderr

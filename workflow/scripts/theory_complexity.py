@@ -9,7 +9,7 @@ from qs3study.claims.studies import run_complexity
 
 
 def main(smk):
-    design = load_design(smk.input.design)
+    design = load_design(smk.params.design)
     records = run_complexity(design, progress=lambda name: print(f"complexity: {name} done", file=sys.stderr,
                                                                  flush=True))
     records.to_csv(smk.output.records + ".tmp", index=False)

@@ -9,7 +9,7 @@ from qs3study.claims.studies import run_convergence
 
 
 def main(smk):
-    design = load_design(smk.input.design)
+    design = load_design(smk.params.design)
 
     def progress(done, total):
         print(f"convergence: {done}/{total} runs", file=sys.stderr, flush=True)
