@@ -21,7 +21,7 @@ from .errors import (
 from .generated import make_latent_regression, make_review_corpus
 from .loaders import OrdinalData, load_ordinal, load_raw
 from .local import fetch_source, local_spec
-from .preprocess import equal_frequency_bins, first_occurrence_mask, minmax_scale_inplace
+from .preprocess import equal_frequency_bins, first_occurrence_mask, minmax_scale_common_inplace, minmax_scale_inplace
 from .registry import DATASETS, PAPER_DATASETS, DatasetSpec, get_spec
 from .splits import UNLABELED, Split, semisupervised_split
 
@@ -48,6 +48,7 @@ __all__ = [
     "local_spec",
     "make_latent_regression",
     "make_review_corpus",
+    "minmax_scale_common_inplace",
     "minmax_scale_inplace",
     "resolve_cache_dir",
     "resolve_mirror",

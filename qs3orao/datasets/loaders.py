@@ -12,6 +12,7 @@ from .local import fetch_source
 from .preprocess import (
     equal_frequency_bins,
     first_occurrence_mask,
+    minmax_scale_common_inplace,
     minmax_scale_inplace,
     ordinal_labels,
     subsample_indices,
@@ -113,8 +114,18 @@ def _integer(value, argument):
         raise TypeError(f"{argument} must be an integer, got {value!r}") from None
 
 
-def _params(spec, n_bins, dedupe, n_svd_components, n_samples, random_state):
+#: ``feature_scaling`` values: every column to [0, 1] (the paper protocol's reading of "normalized to
+#: [0, 1]"), or one common [0, 1] scale for a review set's whole SVD block (keeps its spectrum).
+FEATURE_SCALINGS = ("per_column", "common")
+
+
+def _params(spec, n_bins, dedupe, n_svd_components, n_samples, random_state, feature_scaling="per_column"):
     """The parameters that determine the preprocessed arrays (and the cache key)."""
+    if feature_scaling not in FEATURE_SCALINGS:
+        raise ValueError(f"feature_scaling must be one of {FEATURE_SCALINGS}, got {feature_scaling!r}")
+    if feature_scaling == "common" and spec.output != "reviews":
+        raise ValueError(f"feature_scaling='common' scales a review set's SVD block; {spec.name!r} has "
+                         f"{spec.output} data, whose columns are different quantities (use 'per_column')")
     n_bins, n_svd_components = _integer(n_bins, "n_bins"), _integer(n_svd_components, "n_svd_components")
     random_state = _integer(random_state, "random_state")
     if n_samples is not None:
@@ -128,6 +139,8 @@ def _params(spec, n_bins, dedupe, n_svd_components, n_samples, random_state):
         params.update(n_svd_components=n_svd_components, tfidf=TFIDF_PARAMS)
     if spec.kind == "generated" or spec.output == "reviews" or n_samples is not None:
         params["random_state"] = random_state
+    if feature_scaling != "per_column":  # the default stays out of the key: existing caches stay valid
+        params["feature_scaling"] = feature_scaling
     return params
 
 
@@ -172,7 +185,8 @@ def _prepare(spec, params, *, cache_root, mirror):
         info["bin_edges"] = edges.tolist()
         X = np.ascontiguousarray(features, dtype=np.float64)
     elif spec.output == "reviews":
-        tfidf_params = {key: value for key, value in params.items() if key != "n_svd_components"}
+        tfidf_params = {key: value for key, value in params.items()
+                        if key not in ("n_svd_components", "feature_scaling")}
         tfidf_file = _cache_file(cache_root, spec.name, cache_key(tfidf_params), prefix="tfidf-")
         matrix, vocabulary, hit = tfidf_matrix(features, cache_file=tfidf_file)
         X, singular_values = svd_embedding(
@@ -190,7 +204,11 @@ def _prepare(spec, params, *, cache_root, mirror):
         y, classes = ordinal_labels(target)
         info["classes"] = classes.tolist()
         X = np.ascontiguousarray(features, dtype=np.float64)
-    info["constant_columns"] = minmax_scale_inplace(X).tolist()
+    if params.get("feature_scaling") == "common":
+        low, span = minmax_scale_common_inplace(X)
+        info.update(feature_scaling="common", common_scale={"low": low, "span": span}, constant_columns=[])
+    else:
+        info["constant_columns"] = minmax_scale_inplace(X).tolist()
     info["n_rows"], info["n_features"] = X.shape
     # Rows the source actually held, beside what the registry documents (a mirror may hold part of a file).
     info["n_rows_documented"] = spec.shape[0] if spec.shape is not None else None
@@ -222,6 +240,7 @@ def load_ordinal(
     n_bins=5,
     dedupe=False,
     n_svd_components=1000,
+    feature_scaling="per_column",
     cache_dir=None,
     mirror=None,
     n_samples=None,
@@ -248,6 +267,10 @@ def load_ordinal(
     n_svd_components : int, default=1000
         SVD width for review data (the paper's 1000); reduced with a warning
         when the corpus is too small.
+    feature_scaling : {"per_column", "common"}, default="per_column"
+        "per_column" scales every column to ``[0, 1]`` (the paper protocol's reading of
+        "normalized to [0, 1]"); "common" (review data only) scales the whole SVD block
+        with one offset and span, which keeps the ratios of the components' variances.
     cache_dir : str or path-like, optional
         Cache folder; defaults to ``$QS3ORAO_CACHE``, else ``./resources``.
     mirror : str or path-like, optional
@@ -283,7 +306,7 @@ def load_ordinal(
     """
     spec = get_spec(name)
     n_samples = _default_size(spec, n_samples)
-    params = _params(spec, n_bins, dedupe, n_svd_components, n_samples, random_state)
+    params = _params(spec, n_bins, dedupe, n_svd_components, n_samples, random_state, feature_scaling)
     cache_root = resolve_cache_dir(cache_dir)
     key = cache_key(params)
     path = _cache_file(cache_root, spec.name, key)

@@ -96,6 +96,25 @@ def minmax_scale_inplace(X):
     return constant
 
 
+def minmax_scale_common_inplace(X):
+    """Scale a whole float array to ``[0, 1]`` with one common offset and span, in place.
+
+    Unlike :func:`minmax_scale_inplace` every column keeps its spread relative
+    to the others, so the ratios of column variances (e.g. an SVD spectrum)
+    are unchanged. A constant array becomes 0. Returns the common ``(low, span)``.
+    """
+    if X.ndim != 2 or X.dtype != np.float64:
+        raise ValueError(f"X must be a 2-d float64 array, got {X.ndim}-d {X.dtype}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinite values")
+    low = float(X.min()) if X.size else 0.0
+    span = float(X.max()) - low if X.size else 0.0
+    X -= low
+    if span > 0:
+        X /= span
+    return low, span
+
+
 def first_occurrence_mask(features, target):
     """Boolean mask keeping the first of every group of exact duplicate rows.
 

@@ -13,7 +13,7 @@ from .runtime import setup_logging
 
 __all__ = ["LOADER_OPTIONS", "dataset_spec", "download_job", "prepare_job", "screen_dataset", "screen_job"]
 
-LOADER_OPTIONS = ("n_samples", "n_bins", "dedupe", "n_svd_components")
+LOADER_OPTIONS = ("n_samples", "n_bins", "dedupe", "n_svd_components", "feature_scaling")
 """Keys of ``datasets.<name>`` that are options of :func:`qs3orao.datasets.load_ordinal`."""
 
 
