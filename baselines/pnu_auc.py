@@ -13,11 +13,13 @@ from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
 from ._common import SplitwiseModel, check_split_values, check_threshold_loss, in_chunks, kernel_map
 from .kernel_cache import cached
 from qs3orao.quadratic import GroupMoments, pnu_risk, solve_feature_space
-from .prior import split_priors
+from .prior import labeled_frequency_priors, split_priors
 
-__all__ = ["MPNUAUC", "PRIOR_RANGE"]
+__all__ = ["MPNUAUC", "PRIOR_RANGE", "PRIOR_SOURCES"]
 
 PRIOR_RANGE = (0.01, 0.99)
+#: How ``priors`` may be obtained when not given as numbers.
+PRIOR_SOURCES = ("energy_distance", "labeled_frequency")
 
 
 class MPNUAUC(SplitwiseModel):
@@ -50,11 +52,15 @@ class MPNUAUC(SplitwiseModel):
         PN/PU (``pnu_mix > 0``) or PN/NU (``pnu_mix < 0``) combination weight in [-1, 1],
         per split or shared; ``0`` is supervised PN-AUC.  Sakai et al. call it ``eta``;
         here ``eta`` is only the step size ``eta_t`` of QS3ORAO.
-    priors : array-like of shape (k - 1,), optional
-        Known ``P(class > j)`` among the unlabeled rows, in (0, 1).  By default
-        they are estimated by energy-distance minimisation
-        (:func:`baselines.prior.split_priors`) and clipped to ``PRIOR_RANGE``,
-        since the PU and NU risks divide by the prior and its complement.
+    priors : array-like of shape (k - 1,), "energy_distance" or "labeled_frequency", optional
+        Known ``P(class > j)`` among the unlabeled rows, in (0, 1), or how to
+        estimate them: "energy_distance" (the default, also for None) by
+        energy-distance minimisation (:func:`baselines.prior.split_priors`, as
+        PNU-AUC's original code does), "labeled_frequency" from the labeled
+        rows' class frequencies (:func:`baselines.prior.labeled_frequency_priors`,
+        unbiased when the labeled rows are a uniform sample).  Estimates are
+        clipped to ``PRIOR_RANGE``, with a warning, since the PU and NU risks
+        divide by the prior and its complement.
     n_basis : int, optional
         Number of kernel centres drawn from all training rows (the original
         code's ``n_basis``).  Default: every training row is a centre, the exact
@@ -118,13 +124,19 @@ class MPNUAUC(SplitwiseModel):
         check_threshold_loss(self.threshold_loss)
         if self.n_basis is not None:
             check_positive(self.n_basis, "n_basis", integer=True)
+        if isinstance(self.priors, str) and self.priors not in PRIOR_SOURCES:
+            raise ValueError(f"priors must be numbers or one of {PRIOR_SOURCES}, got {self.priors!r}")
 
     def _resolve_priors(self, X, codes, n_splits):
         if not np.any(codes == UNLABELED):
             return np.full(n_splits, np.nan)
-        if self.priors is not None:
+        if isinstance(self.priors, str) and self.priors == "labeled_frequency":
+            estimate = labeled_frequency_priors(codes, n_splits + 1)
+        elif self.priors is None or isinstance(self.priors, str):
+            estimate = cached("split_priors", (X, codes), (n_splits + 1,),
+                              lambda: split_priors(X, codes, n_splits + 1))
+        else:
             return check_split_values(self.priors, n_splits, "priors", 0.0, 1.0, open_ends=True)
-        estimate = cached("split_priors", (X, codes), (n_splits + 1,), lambda: split_priors(X, codes, n_splits + 1))
         clipped = np.clip(estimate, *PRIOR_RANGE)
         if not np.array_equal(clipped, estimate):
             warnings.warn(f"estimated class priors {estimate.round(3).tolist()} clipped to {PRIOR_RANGE}",

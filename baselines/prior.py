@@ -34,7 +34,7 @@ from qs3orao.validation import UNLABELED, check_features
 
 from ._budget import chunk_rows
 
-__all__ = ["energy_class_prior", "split_priors"]
+__all__ = ["energy_class_prior", "labeled_frequency_priors", "split_priors"]
 
 
 def _distance_sums(X, codes, n_classes):
@@ -114,6 +114,43 @@ def split_priors(X, y_codes, n_classes):
                 "features; pass priors explicitly")
         priors[j] = np.clip((a_pn - a_nn + a_nu - a_pu) / spread, 0.0, 1.0)
     return priors
+
+
+def labeled_frequency_priors(y_codes, n_classes):
+    """``P(class > j)`` for every split ``j``, read off the labeled rows' class frequencies.
+
+    When the labeled rows are a uniform random sample of the same population
+    as the unlabeled ones (as the benchmark's splits draw them), these
+    frequencies are unbiased estimates of the unlabeled rows' class priors,
+    with no assumption on the features.
+
+    Parameters
+    ----------
+    y_codes : ndarray of int, shape (n,)
+        Class codes ``0..k-1``; ``-1`` for unlabeled rows.
+    n_classes : int
+
+    Returns
+    -------
+    ndarray of shape (k - 1,)
+
+    Raises
+    ------
+    ValueError
+        If there are no labeled rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> labeled_frequency_priors(np.array([0, 0, 1, 2, -1, -1]), 3).tolist()
+    [0.5, 0.25]
+    """
+    labeled = y_codes[y_codes != UNLABELED]
+    if labeled.size == 0:
+        raise ValueError("labeled-frequency priors need labeled rows (y != -1)")
+    counts = np.bincount(labeled, minlength=n_classes).astype(np.float64)
+    above = counts[::-1].cumsum()[::-1][1:]  # rows of class > j, j = 0..k-2
+    return above / labeled.size
 
 
 def energy_class_prior(X_positive, X_negative, X_unlabeled):
