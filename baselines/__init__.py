@@ -8,9 +8,10 @@ and estimates its memory before allocating it (:class:`MemoryBudgetExceeded`).
 """
 
 from ._budget import MemoryBudgetExceeded
+from .exact_reference import QS3ORAOExact
 from .feature_space import NystromAUC, RFFAUC
 from .pnu_auc import MPNUAUC
 from .samult import MSAMULT
 from .svorex import SVOREX
 
-__all__ = ["MPNUAUC", "MSAMULT", "SVOREX", "RFFAUC", "NystromAUC", "MemoryBudgetExceeded"]
+__all__ = ["MPNUAUC", "MSAMULT", "SVOREX", "RFFAUC", "NystromAUC", "QS3ORAOExact", "MemoryBudgetExceeded"]

@@ -19,8 +19,9 @@ LABELED_ONLY = {
     "rff-auc": {"tradeoff": 1.0, "n_random_features": 20, "random_state": 0},
     "nystrom-auc": {"tradeoff": 1.0, "n_landmarks": 20, "random_state": 0},
     "linear-floor": {},
+    "qs3orao-exact": {"tradeoff": 1.0},
 }
-BUILT_IN = ("qs3orao", "m-pnu-auc", "m-samult", "svorex", "rff-auc", "nystrom-auc", "linear-floor")
+BUILT_IN = ("qs3orao", "m-pnu-auc", "m-samult", "svorex", "rff-auc", "nystrom-auc", "linear-floor", "qs3orao-exact")
 
 ORDINAL_LABELS = ("labels are checked as ordinal integers: an object y is refused with 'y must hold integer "
                   "ordinal labels ..., got dtype object', not with scikit-learn's 'Unknown label type' wording")

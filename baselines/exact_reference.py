@@ -1,0 +1,110 @@
+"""QS3ORAO's own objective solved exactly (``f*``), as an estimator: the reference column of the benchmark.
+
+A thin shell around :func:`qs3orao.exact.exact_solution`: the same objective,
+kernel, trade-offs and threshold fit as :class:`qs3orao.QS3ORAO`, minimised
+exactly over every labeled and unlabeled training row.  Beside QS3ORAO it
+separates what the stochastic optimiser loses (``f*`` against QS3ORAO) from
+what the objective loses (``f*`` against the other methods).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qs3orao.base import OrdinalEstimator
+from qs3orao.exact import exact_solution
+from qs3orao.thresholds import fit_thresholds
+from qs3orao.validation import UNLABELED, check_positive, check_semisupervised
+
+from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
+from ._common import check_threshold_loss, in_chunks, kernel_map
+
+__all__ = ["QS3ORAOExact"]
+
+
+class QS3ORAOExact(OrdinalEstimator):
+    """The exact minimiser ``f*`` of QS3ORAO's objective (the paper's Equation (10)).
+
+    Parameters
+    ----------
+    gamma, lam, tradeoff, threshold_loss, classes :
+        As in :class:`qs3orao.QS3ORAO`.
+    memory_budget : int, optional
+        Bytes the fit may allocate (the kernel matrix and the linear system, O(n^2));
+        None means half of the available memory.
+
+    Attributes
+    ----------
+    classes_, thresholds_, threshold_intervals_, train_scores_, n_features_in_
+        As in :class:`qs3orao.QS3ORAO`.
+    coef_ : ndarray of shape (n_samples,)
+        ``f* = sum_i coef_[i] k(X_fit_[i], .)``.
+    X_fit_ : ndarray of shape (n_samples, n_features)
+    objective_ : float
+        ``L(f*)``.
+    memory_estimate_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(200, 2))
+    >>> y = np.digitize(X.sum(axis=1), [0.7, 1.0, 1.3])
+    >>> y[60:] = -1
+    >>> QS3ORAOExact(gamma=2.0, lam=0.1).fit(X, y).coef_.shape
+    (200,)
+    """
+
+    def __init__(self, *, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="ordinal_logistic", classes=None,
+                 memory_budget=None):
+        self.gamma = gamma
+        self.lam = lam
+        self.tradeoff = tradeoff
+        self.threshold_loss = threshold_loss
+        self.classes = classes
+        self.memory_budget = memory_budget
+
+    @staticmethod
+    def estimate_memory(n_samples, n_features, n_classes):
+        """Bytes a fit allocates: the kernel, the system (factorised in place) and one row chunk."""
+        n = n_samples
+        return FLOAT_BYTES * (2 * n * n + (n_classes + 4) * n) + chunk_bytes(n, n, copies=1)
+
+    def _check_params(self):
+        check_positive(self.gamma, "gamma")
+        check_positive(self.lam, "lam")
+        check_threshold_loss(self.threshold_loss)
+
+    def fit(self, X, y):
+        """Solve for ``f*`` on labeled rows (ordinal labels) and unlabeled rows (``y == -1``).
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X, codes, self.classes_, _ = check_semisupervised(X, y, tradeoff=self.tradeoff, classes=self.classes)
+        self.memory_estimate_ = check_budget("QS3ORAO-exact", self.estimate_memory(*X.shape, self.classes_.size),
+                                             self.memory_budget)
+        solution = exact_solution(X, y, gamma=self.gamma, lam=self.lam, tradeoff=self.tradeoff,
+                                  classes=self.classes_)
+        self.X_fit_, self.coef_ = solution.X, solution.coef
+        self.objective_ = float(solution.objective())
+        self.train_scores_ = solution.train_scores
+        del solution
+        labeled = codes != UNLABELED
+        self.thresholds_, self.threshold_intervals_ = fit_thresholds(
+            self.train_scores_[labeled], codes[labeled], self.classes_.size, self.threshold_loss,
+            return_intervals=True)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def decision_function(self, X):
+        """``f*(x)`` for the rows of ``X``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        X = self._check_X(X)
+        return in_chunks(kernel_map(self.X_fit_, self.gamma), X, self.X_fit_.shape[0], self.coef_)
