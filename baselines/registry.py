@@ -34,6 +34,7 @@ import numpy as np
 
 from qs3orao import QS3ORAO
 
+from .converged import ConvergedQS3ORAO
 from .exact_reference import QS3ORAOExact
 from .feature_space import NystromAUC, RFFAUC
 from .linear_floor import LinearFloor
@@ -192,6 +193,8 @@ for _entry in (
            "the QS3ORAO objective solved exactly on fixed random Fourier features"),
     Method("nystrom-auc", NystromAUC, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "Nystroem-AUC",
            "the QS3ORAO objective solved exactly on Nystroem features"),
+    Method("qs3orao-converged", ConvergedQS3ORAO, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5),
+           "QS3ORAO (converged)", "QS3ORAO on the stable step, iterations doubled until the training scores settle"),
     Method("qs3orao-exact", QS3ORAOExact, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "QS3ORAO f* (exact)",
            "reference: QS3ORAO's own objective minimised exactly over every training row (O(n^2) memory)"),
     Method("linear-floor", LinearFloor, TuningGrid({"alpha": PAPER_GRID}), "Linear floor (reference)",

@@ -13,7 +13,7 @@ from qs3orao.metrics import ordinal_auc
 
 def test_methods_and_grids():
     assert set(METHODS) == {"qs3orao", "m-pnu-auc", "m-samult", "svorex", "rff-auc", "nystrom-auc", "linear-floor",
-                            "qs3orao-exact"}
+                            "qs3orao-exact", "qs3orao-converged"}
     assert {n for n, m in METHODS.items() if m.role == "paper"} == {"qs3orao", "m-pnu-auc", "m-samult", "svorex"}
     assert METHODS["linear-floor"].role == "reference" and METHODS["linear-floor"].labeled_only
     assert isinstance(make_method("qs3orao", n_iter=3), QS3ORAO)
