@@ -37,7 +37,8 @@ def method_config(config, label):
     Returns
     -------
     dict
-        ``method`` (registered name), ``params``, ``grid`` (None for no search), ``label``, ``caption``.
+        ``method`` (registered name), ``params``, ``grid`` (None for no search), ``grid_range``
+        (widened parameters, empty when none), ``label``, ``caption``.
     """
     entry = config["methods"][label]
     registered = get_method(entry["method"])
@@ -45,6 +46,7 @@ def method_config(config, label):
         "method": entry["method"],
         "params": dict(entry["params"]),
         "grid": None if entry["grid"] in NO_GRID else entry["grid"],
+        "grid_range": dict(entry.get("grid_range") or {}),
         "label": entry.get("label", registered.label),
         "caption": entry.get("description", registered.caption),
     }
@@ -153,6 +155,13 @@ def check_methods(config, datasets):
             raise configuration_error(f"methods.{label}.params", f"{unknown} are not parameters of "
                                       f"{entry['method']!r}; it takes {', '.join(sorted(accepted))}")
         _check_values(make_method(entry["method"], **entry["params"]), f"methods.{label}.params")
+        if entry["grid_range"] and entry["grid"] != "registry":
+            raise configuration_error(f"methods.{label}.grid_range", "widens the registered search: it needs "
+                                      f"grid: registry, got grid: {entry['grid']!r}")
+        for name, (low, high) in entry["grid_range"].items():
+            if name not in accepted or not low < high:
+                raise configuration_error(f"methods.{label}.grid_range.{name}", f"expected a parameter of "
+                                          f"{entry['method']!r} and [low, high] with low < high, got {[low, high]}")
         if isinstance(entry["grid"], dict):
             for name, values in entry["grid"].items():
                 if name not in accepted:

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from baselines.model_selection import cross_validate_params
+from baselines.model_selection import CVResult, cross_validate_params
 from baselines.registry import TuningGrid, tuning_grid
 from qs3orao.datasets import semisupervised_split
 
@@ -16,7 +16,10 @@ from .files import write_json
 from .kernel_width import absolute_params, gamma_scale, grid_edges
 from .runtime import limit_threads, setup_logging
 
-__all__ = ["resolve_grid", "fixed_params", "scaled_grid", "tune_job"]
+__all__ = ["resolve_grid", "fixed_params", "scaled_grid", "WINDOW", "widened_search", "tune_job"]
+
+#: Values of a widened parameter searched per round: consecutive powers of two, as many as the paper's grid.
+WINDOW = 7
 
 
 def resolve_grid(method, grid):
@@ -59,6 +62,79 @@ def _relative(best_params, grid, scale):
     return {**best_params, "gamma": float(grid.grid["gamma"][absolute.index(best_params["gamma"])])}
 
 
+def _window(centre, low, high, width=WINDOW):
+    """``width`` consecutive exponents around ``centre``, shifted to lie within ``[low, high]``."""
+    start = min(max(centre - width // 2, low), max(high - width + 1, low))
+    return list(range(start, min(start + width, high + 1)))
+
+
+def widened_search(run, grid, ranges, *, log=None):
+    """The staged search of ``grid`` with some parameters searched over wide ranges of powers of two.
+
+    Each parameter of ``ranges`` (name -> ``(low, high)`` exponents) is searched
+    on a window of :data:`WINDOW` consecutive powers of two, first around the
+    centre of its registered values (``2^-3 .. 2^3`` -> ``2^0``), clipped into
+    its range. After each round (the whole staged search, ``run``), every
+    widened parameter is re-centred on its best value; another round runs
+    while some best value is the smallest or largest value searched so far
+    for its parameter and the range goes beyond it. So the search stops when
+    no tuned value sits on the edge of what was searched, or sits on the
+    declared limit (an edge hit that remains, counted by :func:`qs3study.kernel_width.grid_edges`).
+
+    Parameters
+    ----------
+    run : callable
+        ``run(TuningGrid) -> baselines.model_selection.CVResult``.
+    grid : baselines.registry.TuningGrid
+        The registered search (its values of the widened parameters are replaced).
+    ranges : dict
+        Parameter -> ``(low, high)``: the declared limits ``2^low .. 2^high``.
+    log : logging.Logger, optional
+
+    Returns
+    -------
+    result : CVResult
+        The best round's result (highest cross-validated AUC).
+    searched : dict
+        Parameter -> every value searched (sorted): the union over the rounds, what edges are judged on.
+    rounds : list of dict
+        ``grid`` (the widened windows), ``best_params`` and ``best_score`` of every round.
+    """
+    unknown = sorted(set(ranges) - set(grid.grid))
+    if unknown:
+        raise ValueError(f"grid_range names {unknown}, which the registered search does not tune "
+                         f"(it tunes {sorted(grid.grid)})")
+    exponents = {}
+    for name, (low, high) in ranges.items():
+        if not low < high:
+            raise ValueError(f"grid_range.{name} must be [low, high] with low < high, got {[low, high]}")
+        centre = int(round(float(np.median(np.log2(grid.grid[name])))))
+        exponents[name] = _window(centre, low, high)
+    searched = {name: set(values) for name, values in exponents.items()}
+    best, rounds = None, []
+    while True:
+        values = {**grid.grid, **{name: tuple(2.0 ** e for e in exps) for name, exps in exponents.items()}}
+        result = run(TuningGrid(values, grid.split_param, grid.split_values, grid.split_default, grid.separable))
+        rounds.append({"grid": {name: values[name] for name in ranges}, "best_params": result.best_params,
+                       "best_score": result.best_score})
+        if log is not None:
+            log.info("round %d: %s -> best %s (cv auc %.4f)", len(rounds), rounds[-1]["grid"], result.best_params,
+                     result.best_score)
+        if best is None or result.best_score > best.best_score:
+            best = result
+        moved = False
+        for name, (low, high) in ranges.items():
+            chosen = int(round(np.log2(result.best_params[name])))
+            exponents[name] = _window(chosen, low, high)
+            if chosen == min(searched[name]) > low or chosen == max(searched[name]) < high:
+                moved = True
+        if not moved:
+            break
+        for name in ranges:
+            searched[name] |= set(exponents[name])
+    return best, {name: tuple(2.0 ** e for e in sorted(exps)) for name, exps in searched.items()}, rounds
+
+
 def tune_job(smk):
     """Snakemake job of rule ``tune``: search ``grid`` by k-fold cross-validation over the trial's labeled rows.
 
@@ -86,6 +162,7 @@ def tune_job(smk):
                                  n_unlabeled=available if size is None else min(size, available))
     X = np.array(X_all[split.train_idx])
     grid = resolve_grid(spec["method"], smk.params.grid)
+    ranges = smk.params.get("grid_range") or {}
     kernel_width = smk.params.kernel_width
     scale = gamma_scale(kernel_width, X[split.labeled_mask], seed=seed)
     fixed = absolute_params(fixed_params(spec, grid, seed), scale)
@@ -94,16 +171,30 @@ def tune_job(smk):
     record = {"dataset": smk.wildcards.dataset, "method": smk.wildcards.method, "seed": seed,
               "n_labeled": split.n_labeled, "n_unlabeled": split.n_unlabeled,
               "grid": {"grid": grid.grid, "split_param": grid.split_param, "split_values": grid.split_values},
+              "grid_range": ranges, "rounds": [],
               "kernel_width": kernel_width, "gamma_scale": scale,
               "status": "ok", "reason": "", "best_params": {}, "best_score": None, "grid_edges": [], "search": []}
     start = time.perf_counter()
     with limit_threads(smk.threads):
         try:
-            result = cross_validate_params(spec["method"], X, split.y_train, scaled_grid(grid, scale),
-                                           n_folds=smk.params.n_folds, random_state=seed, fixed_params=fixed)
-            best = _relative(result.best_params, grid, scale)
-            edges = grid_edges(best, {**grid.grid, **({grid.split_param: grid.split_values}
-                                                      if grid.split_param else {})})
+            def run(candidates):
+                result = cross_validate_params(spec["method"], X, split.y_train, scaled_grid(candidates, scale),
+                                               n_folds=smk.params.n_folds, random_state=seed, fixed_params=fixed)
+                return result, _relative(result.best_params, candidates, scale)
+
+            if ranges:
+                def run_round(candidates):  # the rounds are judged on the grid's own (relative) values
+                    result, relative = run(candidates)
+                    return CVResult(relative, result.best_score, result.table)
+
+                result, searched, rounds = widened_search(run_round, grid, ranges, log=log)
+                best = result.best_params
+                record["rounds"] = rounds
+            else:
+                result, best = run(grid)
+                searched = {}
+            edges = grid_edges(best, {**grid.grid, **searched, **({grid.split_param: grid.split_values}
+                                                                   if grid.split_param else {})})
             record.update(best_params=best, best_score=result.best_score, grid_edges=edges, search=result.table)
             log.info("best %s (cv auc %.4f)", best, result.best_score)
             for edge in edges:
