@@ -112,13 +112,19 @@ def screen_dataset(name, options, expected, *, cache_dir, mirror, seed):
 
 
 def screen_job(smk):
-    """Snakemake job of rule ``screened_datasets``: the outcome of every ``screen:`` dataset, as one CSV.
+    """Snakemake job of rule ``screened_datasets``: every ``screen:`` dataset's outcome, and the signal screen, as one CSV.
+
+    With ``claims.signal_level`` set, every selected dataset is also listed with its
+    best cross-validated AUC (status ``no_signal`` below the level, else ``signal``;
+    :func:`qs3study.tuning_records.signal_screen`).
 
     Parameters
     ----------
     smk : snakemake.script.Snakemake
         The job object injected by Snakemake.
     """
+    from .tuning_records import SCREENED_COLUMNS, read_records, signal_screen
+
     log = setup_logging(smk.log[0])
     rows = []
     for name, entry in smk.params.screen.items():
@@ -126,5 +132,13 @@ def screen_job(smk):
                              mirror=smk.params.mirror, seed=smk.params.seed)
         (log.info if row["status"] == "refused" else log.warning)("%s: %s (%s)", name, row["status"], row["reason"])
         rows.append(row)
+    table = pd.DataFrame(rows, columns=SCREENED_COLUMNS)
+    level = smk.params.get("signal_level")
+    if level is not None:  # the signal screen declared in claims.signal_level, read from the tuning records
+        signal = signal_screen(read_records(smk.input.records), level)
+        for row in signal.itertuples():
+            (log.warning if row.status == "no_signal" else log.info)("%s: %s (%s)", row.dataset, row.status,
+                                                                     row.reason)
+        table = pd.concat([table, signal], ignore_index=True) if rows else signal
     with atomic_path(smk.output[0]) as tmp:
-        pd.DataFrame(rows, columns=["dataset", "expected", "status", "reason"]).to_csv(tmp, index=False)
+        table.to_csv(tmp, index=False)

@@ -8,6 +8,13 @@ RELATIONS = {"paper": "paper", "subset": "subset of a paper dataset", "substitut
 TITLES = {d: f"{d} ({RELATIONS[dataset_options(d)['relation']]})" if dataset_options(d).get("relation") else d
           for d in SELECTED}
 SCREEN = config.get("screen") or {}
+CLAIMS = config.get("claims") or {}
+SIGNAL_LEVEL = CLAIMS.get("signal_level")
+# Tuning records: every one of the design (grid-edge table), trial 0's of every dataset (signal screen).
+TUNE_RECORDS = sorted({
+    f"{RESULTS}/tuning/{d}/{m}/trial{t if config['tuning']['per'] == 'trial' else 0}.json"
+    for d, m, _, t in design() if method_config(config, m)["grid"] is not None})
+SCREEN_RECORDS = [path for path in TUNE_RECORDS if path.endswith("/trial0.json")]
 TUNE_BENCHMARKS = sorted({
     f"{BENCHMARKS}/tune/{d}/{m}/trial{t if config['tuning']['per'] == 'trial' else 0}.tsv"
     for d, m, _, t in design() if method_config(config, m)["grid"] is not None})
@@ -26,10 +33,47 @@ rule publish_results:
         "../scripts/figures.py"
 
 
+SCREENED = SCREEN or SIGNAL_LEVEL is not None
+
+
+rule tuning_summary:
+    """Tuned values on an edge of what was searched, counted per dataset and method (grid_edges.csv, .md)."""
+    input:
+        records=TUNE_RECORDS,
+    output:
+        csv=f"{FIGURES}/grid_edges.csv",
+        md=f"{FIGURES}/grid_edges.md",
+    params:
+        labels={m: method_config(config, m)["label"] for m in METHODS},
+    log:
+        f"{LOGS}/figures/tuning_summary.log",
+    localrule: True
+    script:
+        "../scripts/tuning_summary.py"
+
+
+rule figure_auc_sweep:
+    """AUC on the unlabeled rows against their number: mean and band per method (beside Figure 2)."""
+    input:
+        table=rules.aggregate.output.csv,
+    output:
+        f"{FIGURES}/fig2b_auc_vs_unlabeled.png",
+        f"{FIGURES}/fig2b_auc_vs_unlabeled.pdf",
+    params:
+        datasets=SWEEP_DATASETS,
+        labels={m: method_config(config, m)["label"] for m in METHODS},
+    log:
+        f"{LOGS}/figures/figure_auc_sweep.log",
+    localrule: True
+    script:
+        "../scripts/auc_sweep.py"
+
+
 rule empirical_claims:
     """The empirical claims' verdicts from this run, by the criteria of its ``claims:`` section."""
     input:
         table=rules.aggregate.output.csv,
+        screened=f"{FIGURES}/screened_datasets.csv" if SIGNAL_LEVEL is not None else [],
     output:
         f"{FIGURES}/empirical_claims.csv",
     params:
@@ -42,7 +86,9 @@ rule empirical_claims:
 
 
 rule screened_datasets:
-    """Every dataset of ``screen:``, loaded, with the loader's refusal (or acceptance) and its reason."""
+    """Every dataset of ``screen:``, loaded, with the loader's refusal (or acceptance) and its reason; the signal screen."""
+    input:
+        records=SCREEN_RECORDS if SIGNAL_LEVEL is not None else [],
     output:
         f"{FIGURES}/screened_datasets.csv",
     params:
@@ -50,6 +96,7 @@ rule screened_datasets:
         cache_dir=config["data"]["cache_dir"],
         mirror=config["data"]["mirror"],
         seed=PROTOCOL["seed"],
+        signal_level=SIGNAL_LEVEL,
     log:
         f"{LOGS}/figures/screened_datasets.log",
     localrule: True
@@ -118,7 +165,8 @@ rule manifest:
     input:
         table=rules.aggregate.output.csv,
         figures=[*rules.figure_time.output, *rules.figure_auc.output, *rules.auc_table.output,
-                 *rules.publish_results.output, *(rules.screened_datasets.output if SCREEN else []),
+                 *rules.publish_results.output, *(rules.screened_datasets.output if SCREENED else []),
+                 *(rules.tuning_summary.output if TUNE_RECORDS else []), *rules.figure_auc_sweep.output,
                  *(rules.empirical_claims.output if config.get("claims") else [])],
         benchmarks=expand_design(f"{BENCHMARKS}/train/{RUN}.tsv"),
         tune_benchmarks=TUNE_BENCHMARKS,

@@ -1,0 +1,58 @@
+"""The gap decomposition (issue 19): the three parts add up to the total, trial by trial."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from qs3study.decomposition import PARTS, decomposition_markdown, main, summarise, trial_decomposition
+
+
+def _table(aucs, trials=4, seed=0):
+    """A tidy results table: method -> mean AUC, with per-trial noise; comparison rows only."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for dataset in ("a", "b"):
+        for method, mean in aucs.items():
+            for trial in range(trials):
+                rows.append({"dataset": dataset, "method": method, "trial": trial, "comparison": True,
+                             "status": "ok", "auc": mean + 0.01 * rng.normal()})
+    rows.append({"dataset": "a", "method": "svorex", "trial": 9, "comparison": True, "status": "failed",
+                 "auc": np.nan})
+    return pd.DataFrame(rows)
+
+
+PAPER = {"qs3orao": 0.82, "qs3orao-exact": 0.84, "m-pnu-auc": 0.80, "m-samult": 0.85, "svorex": 0.88}
+BEST = {"qs3orao": 0.87, "qs3orao-exact": 0.88, "m-pnu-auc": 0.85, "m-samult": 0.86, "svorex": 0.89}
+
+
+@pytest.mark.parametrize("protocol", ["paper", "best"])
+def test_the_three_parts_add_up_to_the_total_per_trial(protocol):
+    trials = trial_decomposition(_table(PAPER, seed=1), _table(BEST, seed=2), protocol)
+    assert len(trials) == 8 and set(trials["baseline"]) == {"svorex"}
+    np.testing.assert_allclose(trials[list(PARTS)].sum(axis=1), trials["total"], atol=1e-12)
+    assert (trials["total"] == trials["baseline_auc"] - trials["ours"]).all()
+    if protocol == "best":
+        assert (trials["grid"] == 0).all()
+
+
+def test_the_parts_are_the_paired_differences():
+    trials = trial_decomposition(_table(PAPER, seed=1), _table(BEST, seed=2), "paper")
+    summary = summarise(trials).set_index("dataset")
+    assert summary.loc["a", "optimisation_mean"] == pytest.approx(0.02, abs=0.02)
+    assert summary.loc["a", "grid_mean"] == pytest.approx(0.04, abs=0.02)
+    assert summary.loc["a", "objective_mean"] == pytest.approx(0.0, abs=0.02)
+    assert summary.loc["a", "n_trials"] == 4 and summary.loc["a", "total_std"] > 0
+    text = decomposition_markdown(summarise(trials), "paper")
+    assert "| a | svorex | 4 |" in text
+
+
+def test_missing_reference_is_refused_and_the_command_writes_three_files(tmp_path):
+    paper, best = _table(PAPER), _table(BEST)
+    with pytest.raises(ValueError, match="lacks"):
+        trial_decomposition(paper[paper["method"] != "qs3orao-exact"], best, "paper")
+    paper.to_csv(tmp_path / "paper.csv", index=False)
+    best.to_csv(tmp_path / "best.csv", index=False)
+    assert main([str(tmp_path / "paper.csv"), str(tmp_path / "best.csv"), "--protocol", "paper",
+                 "--out", str(tmp_path / "out")]) == 0
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {"decomposition.csv", "decomposition_trials.csv",
+                                                              "decomposition.md"}
