@@ -13,6 +13,11 @@ label is the registered name of a method with role ``"paper"``
 alternatives and the linear floor are reported beside them in the evidence,
 never counted. Whether a method trains on labeled rows only comes from the
 registry's ``labeled_only``.
+
+Which datasets count (issue 19): a dataset listed ``no_signal`` by the signal
+screen (``screened_datasets.csv``, ``claims.signal_level``) is left out, and
+so is a dataset on which some paper method did not finish every trial at the
+comparison size; the evidence of every AUC claim names both, with the reason.
 """
 
 from __future__ import annotations
@@ -25,12 +30,13 @@ from baselines.registry import METHODS as REGISTRY
 
 from ..tables import holm
 
-__all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "paper_methods", "empirical_claims"]
+__all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "paper_methods", "counted_datasets", "empirical_claims"]
 
 OURS = "qs3orao"
 EXACT = ("m-pnu-auc", "m-samult")
 DEFAULT_CRITERIA = {"alpha": 0.05, "most_cases": 0.5, "crossover_rows": 10_000, "crossover_slack": 2.0,
-                    "large_set_rows": 100_000, "non_inferiority_margin": 0.01, "labeled_only_method": None}
+                    "large_set_rows": 100_000, "non_inferiority_margin": 0.01, "labeled_only_method": None,
+                    "reported_margins": [], "signal_level": None}
 KEYS = ("highest_auc", "beats_supervised", "faster_beyond_10k", "exact_out_of_memory", "unlabeled_data_help",
         "similar_generalisation")
 
@@ -164,7 +170,17 @@ def _similar(auc, mean, criteria):
     exact = [m for m in EXACT if m in auc]
     if OURS not in auc or not exact:
         return _result("not evaluated", "no QS3ORAO or exact-baseline rows at the comparison size")
-    margin, alpha = criteria["non_inferiority_margin"], criteria["alpha"]
+    result = _similar_at(auc, mean, criteria["non_inferiority_margin"], criteria["alpha"], exact)
+    others = [m for m in criteria["reported_margins"] if m != criteria["non_inferiority_margin"]]
+    if others and result["verdict"] != "not evaluated":
+        at = {m: _similar_at(auc, mean, m, criteria["alpha"], exact) for m in others}
+        reported = "; ".join(f"margin {m}: {r['verdict']} ({r['counts']})" for m, r in at.items())
+        result["evidence"] += f". Reported, not the verdict: {reported}"
+    return {"verdict": result["verdict"], "evidence": result["evidence"]}
+
+
+def _similar_at(auc, mean, margin, alpha, exact):
+    """Claim 8f's test at one ``margin``: verdict, evidence and the counts behind them."""
     rows = []
     for dataset in mean.index:
         candidates = mean.loc[dataset, exact].dropna()
@@ -177,21 +193,66 @@ def _similar(auc, mean, criteria):
         rows.append({"dataset": dataset, "best": best, "diff": noninferior["diff"].iloc[0],
                      "p_non": noninferior["p"].iloc[0], "p_inf": inferior["p"].iloc[0]})
     if not rows:
-        return _result("not evaluated", "no dataset where QS3ORAO and an exact baseline both finished")
+        return {**_result("not evaluated", "no dataset where QS3ORAO and an exact baseline both finished"),
+                "counts": ""}
     tests = pd.DataFrame(rows)
     tests["p_non"], tests["p_inf"] = holm(tests["p_non"]), holm(tests["p_inf"])
     non = int((tests["p_non"] < alpha).sum())
     inferior = int((tests["p_inf"] < alpha).sum())
     verdict = "holds" if non == len(tests) else "fails" if inferior > 0 else "inconclusive"
-    return _result(verdict, f"non-inferiority of QS3ORAO against the best exact baseline per dataset (by mean AUC), "
+    counts = f"non-inferior on {non}, inferior on {inferior} of {len(tests)}"
+    return {"counts": counts, **_result(verdict, f"non-inferiority of QS3ORAO against the best exact baseline per dataset (by mean AUC), "
                             f"margin {margin} AUC declared in the configuration, one-sided paired t-tests "
                             f"Holm-adjusted over {len(tests)} datasets at {alpha}: non-inferior on {non}, "
                             f"inferior by more than the margin on {inferior} (criterion: non-inferior on all; fails "
                             f"if inferior anywhere); " + ", ".join(
-                                f"{r.dataset} vs {r.best}: {r.diff:+.4f}" for r in tests.itertuples()))
+                                f"{r.dataset} vs {r.best}: {r.diff:+.4f}" for r in tests.itertuples()))}
 
 
-def empirical_claims(table, criteria=None):
+def counted_datasets(table, paper, screened=None):
+    """Datasets the AUC claims count, and why each other one is left out.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table.
+    paper : list of str
+        The paper's method labels.
+    screened : pandas.DataFrame, optional
+        ``screened_datasets.csv``: datasets with status ``no_signal`` are left out.
+
+    Returns
+    -------
+    counted : list of str
+    left_out : dict
+        Dataset -> reason.
+    """
+    comparison = table[table["comparison"].astype(bool)]
+    no_signal = set()
+    if screened is not None and len(screened):
+        no_signal = set(screened.loc[screened["status"] == "no_signal", "dataset"])
+    counted, left_out = [], {}
+    for dataset, rows in comparison.groupby("dataset", sort=True):
+        if dataset in no_signal:
+            left_out[dataset] = "screened: no method reaches the declared CV AUC level"
+            continue
+        trials = rows["trial"].nunique()
+        unfinished = []
+        for method in paper:
+            runs = rows[rows["method"] == method]
+            done = int((runs["status"] == "ok").sum())
+            if done < trials:
+                statuses = ", ".join(f"{s} {n}" for s, n in runs.loc[runs["status"] != "ok", "status"]
+                                     .value_counts().sort_index().items())
+                unfinished.append(f"{method} finished {done}/{trials} trials ({statuses or 'no rows'})")
+        if unfinished:
+            left_out[dataset] = "; ".join(unfinished)
+        else:
+            counted.append(dataset)
+    return counted, left_out
+
+
+def empirical_claims(table, criteria=None, screened=None):
     """Verdicts of the empirical claims from a results table.
 
     Parameters
@@ -200,6 +261,8 @@ def empirical_claims(table, criteria=None):
         The tidy results table (:func:`qs3study.tables.build_results`).
     criteria : dict, optional
         The configuration's ``claims:`` section; missing keys take :data:`DEFAULT_CRITERIA`.
+    screened : pandas.DataFrame, optional
+        The run's ``screened_datasets.csv`` (the signal screen's ``no_signal`` rows are left out).
 
     Returns
     -------
@@ -208,12 +271,14 @@ def empirical_claims(table, criteria=None):
     """
     criteria = {**DEFAULT_CRITERIA, **(criteria or {})}
     table = table.assign(n_unlabeled=pd.to_numeric(table["n_unlabeled"], errors="coerce"))
-    auc = _comparison_auc(table)
+    paper = paper_methods(list(dict.fromkeys(table["method"])))
+    counted, left_out = counted_datasets(table, paper, screened)
+    auc = _comparison_auc(table[table["dataset"].isin(counted)])
     mean = auc.groupby(level="dataset").mean()
     methods = list(mean.columns)
-    paper = paper_methods(methods)
+    paper = [m for m in paper if m in methods]
     others = [m for m in methods if m not in paper]
-    return {
+    claims = {
         "highest_auc": _highest_auc(mean, paper, others, criteria["most_cases"]),
         "beats_supervised": _beats_supervised(mean, paper),
         "faster_beyond_10k": _faster(table, criteria),
@@ -221,6 +286,11 @@ def empirical_claims(table, criteria=None):
         "unlabeled_data_help": _unlabeled_help(auc, criteria),
         "similar_generalisation": _similar(auc, mean, criteria),
     }
+    if left_out:
+        note = "; not counted: " + "; ".join(f"{d} ({why})" for d, why in left_out.items())
+        for key in ("highest_auc", "beats_supervised", "unlabeled_data_help", "similar_generalisation"):
+            claims[key]["evidence"] += note
+    return claims
 
 
 def claims_job(smk):
@@ -236,7 +306,8 @@ def claims_job(smk):
     from ..tables import read_results
 
     log = setup_logging(smk.log[0])
-    claims = empirical_claims(read_results(smk.input.table), smk.params.criteria)
+    screened = pd.read_csv(smk.input.screened) if smk.input.get("screened") else None
+    claims = empirical_claims(read_results(smk.input.table), smk.params.criteria, screened)
     rows = [{"claim": key, **value} for key, value in claims.items()]
     for row in rows:
         log.info("%s: %s (%s)", row["claim"], row["verdict"], row["evidence"])
