@@ -155,9 +155,8 @@ def check_methods(config, datasets):
             raise configuration_error(f"methods.{label}.params", f"{unknown} are not parameters of "
                                       f"{entry['method']!r}; it takes {', '.join(sorted(accepted))}")
         _check_values(make_method(entry["method"], **entry["params"]), f"methods.{label}.params")
-        if entry["grid_range"] and entry["grid"] != "registry":
-            raise configuration_error(f"methods.{label}.grid_range", "widens the registered search: it needs "
-                                      f"grid: registry, got grid: {entry['grid']!r}")
+        if entry["grid_range"] and entry["grid"] is None:
+            raise configuration_error(f"methods.{label}.grid_range", "widens a search: it needs a grid")
         for name, (low, high) in entry["grid_range"].items():
             if name not in accepted or not low < high:
                 raise configuration_error(f"methods.{label}.grid_range.{name}", f"expected a parameter of "

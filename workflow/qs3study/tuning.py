@@ -69,7 +69,7 @@ def _window(centre, low, high, width=WINDOW):
 
 
 def widened_search(run, grid, ranges, *, log=None):
-    """The staged search of ``grid`` with some parameters searched over wide ranges of powers of two.
+    """The search of ``grid`` (staged or a plain product) with some parameters over wide ranges of powers of two.
 
     Each parameter of ``ranges`` (name -> ``(low, high)`` exponents) is searched
     on a window of :data:`WINDOW` consecutive powers of two, first around the
@@ -102,7 +102,7 @@ def widened_search(run, grid, ranges, *, log=None):
     """
     unknown = sorted(set(ranges) - set(grid.grid))
     if unknown:
-        raise ValueError(f"grid_range names {unknown}, which the registered search does not tune "
+        raise ValueError(f"grid_range names {unknown}, which the configured search does not tune "
                          f"(it tunes {sorted(grid.grid)})")
     exponents = {}
     for name, (low, high) in ranges.items():
