@@ -23,7 +23,7 @@ KEY_COLUMNS = ["dataset", "method", "size", "trial"]
 COLUMNS = [
     "dataset", "method", "base_method", "trial", "seed", "size", "comparison", "n_labeled", "n_unlabeled",
     "n_features", "n_classes", "status", "reason", "auc", "auc_splits", "mae", "accuracy", "params", "tuned", "tuning_status",
-    "kernel_width", "gamma_scale", "gamma_absolute", "kernel_mean_offdiag", "warnings", "memory_budget_mb",
+    "kernel_width", "gamma_scale", "gamma_absolute", "kernel_mean_offdiag", "warnings", "n_iter_fitted", "memory_budget_mb",
     "memory_estimate_mb", "fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "bench_s",
     "bench_max_rss_mb", "bench_cpu_time", "versions",
 ]

@@ -99,6 +99,8 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel
     start = time.perf_counter()
     estimator.fit(X_fit, y_fit)
     record["fit_time"] = time.perf_counter() - start
+    if getattr(estimator, "n_iter_", None) is not None:  # iterations used (ConvergedQS3ORAO chooses them)
+        record["n_iter_fitted"] = int(estimator.n_iter_)
     if getattr(estimator, "memory_estimate_", None) is not None:
         record["memory_estimate_mb"] = estimator.memory_estimate_ / 2**20
     start = time.perf_counter()
@@ -153,6 +155,7 @@ def train_job(smk):
         "accuracy": None,
         "fit_time": None,
         "predict_time": None,
+        "n_iter_fitted": None,
         "memory_estimate_mb": None,
         "versions": package_versions(),
     }
