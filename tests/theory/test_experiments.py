@@ -113,3 +113,32 @@ def test_the_ledger_has_a_row_per_empirical_claim_with_its_computed_verdict():
     assert [r.id for r in rows] == ["8a", "8b", "8c", "8d", "8e", "8f"]
     assert [r.verdict for r in rows] == [claims[k]["verdict"] for k in claims]
     assert {r.verdict for r in rows_empirical(None, "no table")} == {"not evaluated"}
+
+
+def test_the_ledger_has_rows_per_protocol_with_the_protocol_named():
+    from qs3study.claims.empirical import ProtocolClaims
+    from qs3study.claims.ledger import rows_empirical
+
+    paper = empirical_claims(_table(), CRITERIA)
+    best = empirical_claims(_table(faster=False), CRITERIA)
+    rows = rows_empirical(ProtocolClaims(paper=paper, best=best), "")
+    assert [r.id for r in rows] == [f"8{c}-{p}" for p in ("paper", "best") for c in "abcdef"]
+    assert rows[0].claim.endswith("(paper protocol)") and rows[6].claim.endswith("(best-effort protocol)")
+    assert rows[2].verdict == paper["faster_beyond_10k"]["verdict"] != rows[8].verdict
+
+
+def test_a_protocols_claims_read_its_signal_screen_beside_the_table(tmp_path):
+    import yaml
+
+    from qs3study.claims.assemble import _claims_of
+
+    _table().to_csv(tmp_path / "results.csv", index=False)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({"claims": {**CRITERIA, "signal_level": 0.55}}))
+    pd.DataFrame({"dataset": ["a", "b"], "status": ["no_signal", "signal"]}).to_csv(
+        tmp_path / "screened_datasets.csv", index=False)
+    claims = _claims_of(str(tmp_path / "results.csv"), str(tmp_path / "config.yaml"))
+    assert "on 1/1 datasets" in claims["highest_auc"]["evidence"]
+    assert "not counted: a (screened" in claims["highest_auc"]["evidence"]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({"claims": CRITERIA}))  # no screen declared
+    assert "on 2/2 datasets" in _claims_of(str(tmp_path / "results.csv"), str(tmp_path / "config.yaml"))[
+        "highest_auc"]["evidence"]

@@ -15,12 +15,21 @@ THEORY_INSTANCES = list(_THEORY["convergence"]["instances"])
 THEORY_FIGURES = [f"convergence_{name}" for name in THEORY_INSTANCES] + [
     "slopes", "bounds", "transient", "lemma2_ratio", "thresholds", "complexity"]
 # The empirical claims read the benchmark table the design names (a declared input; null: not evaluated).
-THEORY_RESULTS_TABLE = _THEORY["empirical"]["results_table"]
+THEORY_RESULTS_TABLE = _THEORY["empirical"].get("results_table")
 # ... and the criteria of the configuration that made it (its claims: section), when named: a
 # configuration file is read from the repository, the table from the working directory (the run's).
 _RESULTS_CONFIGURATION = _THEORY["empirical"].get("configuration")
 THEORY_RESULTS_CONFIGURATION = (os.path.relpath(os.path.join(workflow.basedir, _RESULTS_CONFIGURATION))
                                 if _RESULTS_CONFIGURATION else None)
+# Or one table per protocol (empirical.protocols: name -> results_table, configuration), giving rows
+# 8a-<name> .. 8f-<name> (issue 19); each table's screened_datasets.csv beside it feeds the signal screen.
+_PROTOCOLS = _THEORY["empirical"].get("protocols") or {}
+if _PROTOCOLS:
+    THEORY_RESULTS_TABLE = None
+    THEORY_RESULTS_CONFIGURATION = None
+THEORY_PROTOCOL_TABLES = [entry["results_table"] for entry in _PROTOCOLS.values()]
+THEORY_PROTOCOL_CONFIGURATIONS = [os.path.relpath(os.path.join(workflow.basedir, entry["configuration"]))
+                                  for entry in _PROTOCOLS.values()]
 THEORY_DATA = [f"{THEORY_OUT}/{name}.csv" for name in ("convergence", "problems", "summary", "complexity")]
 
 
@@ -71,8 +80,9 @@ rule theory_ledger:
         convergence=f"{THEORY_OUT}/convergence.csv",
         problems=f"{THEORY_OUT}/problems.csv",
         complexity=f"{THEORY_OUT}/complexity.csv",
-        results_table=[THEORY_RESULTS_TABLE] if THEORY_RESULTS_TABLE else [],
-        results_configuration=[THEORY_RESULTS_CONFIGURATION] if THEORY_RESULTS_CONFIGURATION else [],
+        results_table=[THEORY_RESULTS_TABLE] if THEORY_RESULTS_TABLE else THEORY_PROTOCOL_TABLES,
+        results_configuration=([THEORY_RESULTS_CONFIGURATION] if THEORY_RESULTS_CONFIGURATION
+                               else THEORY_PROTOCOL_CONFIGURATIONS),
     output:
         md=f"{THEORY_OUT}/claims_ledger.md",
         csv=f"{THEORY_OUT}/claims_ledger.csv",

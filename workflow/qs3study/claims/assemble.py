@@ -13,7 +13,7 @@ from qs3orao.theory.complexity import fit_exponent
 
 from ..tables import read_results
 from . import plots
-from .empirical import empirical_claims
+from .empirical import ProtocolClaims, empirical_claims
 from .design import design_sha256, load_design
 from .ledger import build_claims, history_markdown, write_ledger
 from .summary import summarise
@@ -84,6 +84,23 @@ def study_settings(design):
             f"{conv['primary']['n_components']} frequency per step (the paper's sampling)")
 
 
+def _claims_of(table, configuration):
+    """The empirical claims of one results table, by its configuration's criteria, with its signal screen.
+
+    The screen is the run's ``screened_datasets.csv`` beside the table (when the
+    configuration declares ``claims.signal_level``).
+    """
+    criteria = {}
+    if configuration:
+        with open(configuration) as handle:
+            criteria = yaml.safe_load(handle).get("claims", {})
+    screened = None
+    beside = os.path.join(os.path.dirname(table), "screened_datasets.csv")
+    if criteria.get("signal_level") is not None:
+        screened = pd.read_csv(beside)
+    return empirical_claims(read_results(table), criteria, screened)
+
+
 def assemble_ledger(inputs, outputs):
     """Write the ledger (Markdown, CSV) and the per-cell summary from the rule's inputs."""
     design = load_design(inputs.design)
@@ -94,12 +111,12 @@ def assemble_ledger(inputs, outputs):
     os.replace(outputs.summary + ".tmp", outputs.summary)
     table = list(inputs.results_table)
     configuration = list(inputs.get("results_configuration", []))
-    if table:
-        criteria = {}
-        if configuration:
-            with open(configuration[0]) as handle:
-                criteria = yaml.safe_load(handle).get("claims", {})
-        empirical, reason = empirical_claims(read_results(table[0]), criteria), ""
+    protocols = design["empirical"].get("protocols") or {}
+    if protocols:  # one table per protocol, in the design's order (rows 8a-<protocol> ...)
+        empirical, reason = ProtocolClaims(
+            (name, _claims_of(path, config)) for name, path, config in zip(protocols, table, configuration)), ""
+    elif table:
+        empirical, reason = _claims_of(table[0], configuration[0] if configuration else None), ""
     else:
         empirical, reason = None, "the design names no results table (empirical.results_table: null)"
     m1 = float(problems["M1"].max())

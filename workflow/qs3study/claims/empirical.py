@@ -30,7 +30,8 @@ from baselines.registry import METHODS as REGISTRY
 
 from ..tables import holm
 
-__all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "paper_methods", "counted_datasets", "empirical_claims"]
+__all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "PROTOCOL_NAMES", "ProtocolClaims", "paper_methods",
+           "counted_datasets", "empirical_claims"]
 
 OURS = "qs3orao"
 EXACT = ("m-pnu-auc", "m-samult")
@@ -39,6 +40,14 @@ DEFAULT_CRITERIA = {"alpha": 0.05, "most_cases": 0.5, "crossover_rows": 10_000, 
                     "reported_margins": [], "signal_level": None}
 KEYS = ("highest_auc", "beats_supervised", "faster_beyond_10k", "exact_out_of_memory", "unlabeled_data_help",
         "similar_generalisation")
+
+
+#: How the ledger names a protocol in its rows (issue 19: the paper's protocol beside a best-effort one).
+PROTOCOL_NAMES = {"paper": "paper protocol", "best": "best-effort protocol"}
+
+
+class ProtocolClaims(dict):
+    """Protocol name -> the :func:`empirical_claims` of that protocol's run (ledger rows 8a-<protocol> ...)."""
 
 
 def _result(verdict, evidence):

@@ -417,7 +417,12 @@ def row_complexity(exponents, criteria, local):
         "memory stops growing with n. The t x D coefficients (row 7s) are small beside the data at these sizes.")
 
 
-def rows_empirical(empirical, reason):
+def rows_empirical(empirical, reason, protocol=None):
+    """Rows 8a-8f from one run's claims, or 8a-<protocol> .. for each protocol of a ``ProtocolClaims``."""
+    from .empirical import PROTOCOL_NAMES, ProtocolClaims
+
+    if isinstance(empirical, ProtocolClaims):
+        return [row for name, claims in empirical.items() for row in rows_empirical(claims, reason, name)]
     texts = {
         "highest_auc": "QS3ORAO has the highest AUC in most cases",
         "beats_supervised": "the semi-supervised methods beat supervised SVOREX",
@@ -429,8 +434,11 @@ def rows_empirical(empirical, reason):
     rows = []
     for index, (key, text) in enumerate(texts.items()):
         result = empirical.get(key) if empirical else None
+        if protocol is not None:
+            text = f"{text} ({PROTOCOL_NAMES.get(protocol, protocol)})"
         rows.append(Claim(
-            f"8{'abcdef'[index]}", text, "Sec. 'Results and Discussion'; Figures 2 and 3",
+            f"8{'abcdef'[index]}" + (f"-{protocol}" if protocol else ""), text,
+            "Sec. 'Results and Discussion'; Figures 2 and 3",
             "Criteria of the configuration's claims: section (qs3study.claims.empirical) applied to the results "
             "table the design names; AUC at the common comparison size, the paper's own methods only "
             "(added methods and the linear floor reported, never counted); times from the sweep.",
