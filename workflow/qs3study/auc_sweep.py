@@ -7,7 +7,7 @@ mean plus one standard deviation (a single trial gives a point, no band).
 
 from __future__ import annotations
 
-import pandas as pd
+from matplotlib.ticker import NullFormatter
 
 from .figures import STYLE, _grid, method_styles, plt, save
 from .runtime import setup_logging
@@ -62,6 +62,7 @@ def auc_vs_unlabeled(table, datasets, labels, paths, titles=None):
                 ax.fill_between(band["n_unlabeled"], band["auc_mean"] - band["auc_std"],
                                 band["auc_mean"] + band["auc_std"], color=style["color"], alpha=0.15, lw=0)
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels overlap on short ranges
             ax.set_title(titles.get(dataset, dataset))
             ax.set_xlabel("unlabeled rows")
             ax.set_ylabel("AUC on the unlabeled rows")
