@@ -71,6 +71,14 @@ def test_qs3orao_iterations_come_from_the_criterion_and_pnu_priors_from_labeled_
     assert set(ours["base_method"]) == {"qs3orao-converged"}
     iterations = ours["n_iter_fitted"].astype(int)
     assert iterations.isin([50 * 2 ** k for k in range(1, 4)]).all()  # doubled from 50, at most 400
+    # QS3ORAO trains with the values cross-validation chose for f* (tuned_by)
+    comparison = results[results["comparison"].astype(bool)]
+    for dataset in DATASETS:
+        ours_params = json.loads(comparison[(comparison["method"] == "qs3orao") & (comparison["dataset"] == dataset)]
+                                 ["params"].iloc[0])
+        exact = json.loads(comparison[(comparison["method"] == "qs3orao-exact") & (comparison["dataset"] == dataset)]
+                           ["params"].iloc[0])
+        assert {k: ours_params[k] for k in exact} == exact and set(exact) >= {"gamma", "lam"}
     pnu = results[results["method"] == "m-pnu-auc"]
     assert all(json.loads(p)["priors"] == "labeled_frequency" for p in pnu["params"])
 
@@ -86,6 +94,7 @@ def test_the_review_set_is_read_on_one_common_scale(best_run):
 def test_widened_searches_moved_and_edge_hits_are_counted(best_run):
     edges = pd.read_csv(best_run / "figures" / NAME / "grid_edges.csv")
     assert set(edges["dataset"]) == DATASETS and (edges["status"] == "ok").all()
+    assert "qs3orao" not in set(edges["method"])  # no search of its own: f*'s values
     widened = edges[edges["method"].isin(["qs3orao-exact", "m-pnu-auc", "m-samult", "svorex"])]
     assert (widened["rounds"] >= 1).all() and (edges["rounds"] > 1).any()
     for record in map(json.loads, (best_run / "results" / "tuning").rglob("trial0.json")):

@@ -20,7 +20,7 @@ job checks the sizes again on the rows it actually loaded.
 
 from __future__ import annotations
 
-from baselines.registry import get_method, make_method
+from baselines.registry import get_method, make_method, tuning_grid
 
 from .design import parse_size
 
@@ -38,7 +38,8 @@ def method_config(config, label):
     -------
     dict
         ``method`` (registered name), ``params``, ``grid`` (None for no search), ``grid_range``
-        (widened parameters, empty when none), ``label``, ``caption``.
+        (widened parameters, empty when none), ``tuned_by`` (the label whose tuned values it
+        takes, or None), ``label``, ``caption``.
     """
     entry = config["methods"][label]
     registered = get_method(entry["method"])
@@ -47,6 +48,7 @@ def method_config(config, label):
         "params": dict(entry["params"]),
         "grid": None if entry["grid"] in NO_GRID else entry["grid"],
         "grid_range": dict(entry.get("grid_range") or {}),
+        "tuned_by": entry.get("tuned_by"),
         "label": entry.get("label", registered.label),
         "caption": entry.get("description", registered.caption),
     }
@@ -121,6 +123,26 @@ def _check_values(estimator, key, context=""):
         raise configuration_error(key, f"{error}{context}") from None
 
 
+def _check_tuned_by(config, label, entry, accepted):
+    """``tuned_by`` names a configured method with a search whose parameters this method takes."""
+    key, source = f"methods.{label}.tuned_by", entry["tuned_by"]
+    if source not in config["methods"] or source == label:
+        raise configuration_error(key, f"{source!r} is not another configured method")
+    if entry["grid"] is not None:
+        raise configuration_error(key, "a method trained with another's tuned values has no grid of its own")
+    grid = method_config(config, source)["grid"]
+    if grid is None:
+        raise configuration_error(key, f"{source!r} has no grid, so no tuned values")
+    if grid == "registry":
+        registered = tuning_grid(method_config(config, source)["method"])
+        searched = set(registered.grid) | ({registered.split_param} if registered.split_param else set())
+    else:
+        searched = set(grid)
+    if searched - set(accepted):
+        raise configuration_error(key, f"{source!r} tunes {sorted(searched - set(accepted))}, which "
+                                  f"{entry['method']!r} does not take")
+
+
 def check_methods(config, datasets):
     """Check every method's parameters as configured, before any job runs.
 
@@ -155,6 +177,8 @@ def check_methods(config, datasets):
             raise configuration_error(f"methods.{label}.params", f"{unknown} are not parameters of "
                                       f"{entry['method']!r}; it takes {', '.join(sorted(accepted))}")
         _check_values(make_method(entry["method"], **entry["params"]), f"methods.{label}.params")
+        if entry["tuned_by"] is not None:
+            _check_tuned_by(config, label, entry, accepted)
         if entry["grid_range"] and entry["grid"] is None:
             raise configuration_error(f"methods.{label}.grid_range", "widens a search: it needs a grid")
         for name, (low, high) in entry["grid_range"].items():

@@ -156,11 +156,12 @@ def expand_design(pattern):
 
 
 def tuned_params_input(wildcards):
-    """The tuning result a training job needs, or nothing when the method has no grid."""
-    if method_config(config, wildcards.method)["grid"] is None:
+    """The tuning result a training job needs (its own, or that of the method it is ``tuned_by``), or nothing."""
+    source = method_config(config, wildcards.method)["tuned_by"] or wildcards.method
+    if method_config(config, source)["grid"] is None:
         return []
     trial = wildcards.trial if config["tuning"]["per"] == "trial" else 0  # "dataset": trial 0's values for all
-    return expand(rules.tune.output[0], dataset=wildcards.dataset, method=wildcards.method, trial=trial)[0]
+    return expand(rules.tune.output[0], dataset=wildcards.dataset, method=source, trial=trial)[0]
 
 
 def download_input(wildcards):
