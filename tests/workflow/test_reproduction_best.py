@@ -97,7 +97,7 @@ def test_widened_searches_moved_and_edge_hits_are_counted(best_run):
     assert "qs3orao" not in set(edges["method"])  # no search of its own: f*'s values
     widened = edges[edges["method"].isin(["qs3orao-exact", "m-pnu-auc", "m-samult", "svorex"])]
     assert (widened["rounds"] >= 1).all() and (edges["rounds"] > 1).any()
-    for record in map(json.loads, (best_run / "results" / "tuning").rglob("trial0.json")):
+    for record in (json.loads(p.read_text()) for p in (best_run / "results" / "tuning").rglob("trial0.json")):
         if record["grid_range"]:
             assert len(record["rounds"]) >= 1
             assert record["best_score"] == max(r["best_score"] for r in record["rounds"])
