@@ -43,8 +43,12 @@ DRY_RUN = {
     "snakemake --configfile my.yaml -c2": r"^download\s+2$",
     # The six datasets the configuration selects (uci_pol is screened, not downloaded).
     "snakemake --configfile workflow/config/reproduction.yaml -c2 --keep-going": r"^download\s+6$",
+    # Issue 19's two protocols: all eleven mirror datasets each.
+    "snakemake --configfile workflow/config/reproduction-paper.yaml -c2 --keep-going": r"^download\s+11$",
+    "snakemake --configfile workflow/config/reproduction-paper.yaml workflow/config/reproduction-best.yaml -c2 "
+    "--keep-going": r"^download\s+11$",
 }
-NEEDS_MIRROR = ("workflow/config/reproduction.yaml",)
+NEEDS_MIRROR = ("workflow/config/reproduction.yaml", "workflow/config/reproduction-paper.yaml")
 FOR_REAL = ("snakemake --report report.html", "snakemake --unlock", MAIN)
 NOT_HERE = (".venv/bin/python -m pytest",)
 CORES_ERROR = "Workflow requires a total number of cores"
