@@ -21,15 +21,17 @@ THEORY_RESULTS_TABLE = _THEORY["empirical"].get("results_table")
 _RESULTS_CONFIGURATION = _THEORY["empirical"].get("configuration")
 THEORY_RESULTS_CONFIGURATION = (os.path.relpath(os.path.join(workflow.basedir, _RESULTS_CONFIGURATION))
                                 if _RESULTS_CONFIGURATION else None)
-# Or one table per protocol (empirical.protocols: name -> results_table, configuration), giving rows
+# Or one table per protocol (empirical.protocols: name -> results_table, configuration: a file or a list), giving rows
 # 8a-<name> .. 8f-<name> (issue 19); each table's screened_datasets.csv beside it feeds the signal screen.
 _PROTOCOLS = _THEORY["empirical"].get("protocols") or {}
 if _PROTOCOLS:
     THEORY_RESULTS_TABLE = None
     THEORY_RESULTS_CONFIGURATION = None
 THEORY_PROTOCOL_TABLES = [entry["results_table"] for entry in _PROTOCOLS.values()]
-THEORY_PROTOCOL_CONFIGURATIONS = [os.path.relpath(os.path.join(workflow.basedir, entry["configuration"]))
-                                  for entry in _PROTOCOLS.values()]
+# A protocol's configuration may be a list (an overlay after its base, merged in order, as on the command line).
+THEORY_PROTOCOL_CONFIGURATIONS = [
+    os.path.relpath(os.path.join(workflow.basedir, path)) for entry in _PROTOCOLS.values()
+    for path in ([entry["configuration"]] if isinstance(entry["configuration"], str) else entry["configuration"])]
 THEORY_DATA = [f"{THEORY_OUT}/{name}.csv" for name in ("convergence", "problems", "summary", "complexity")]
 
 

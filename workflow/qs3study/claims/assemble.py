@@ -84,16 +84,18 @@ def study_settings(design):
             f"{conv['primary']['n_components']} frequency per step (the paper's sampling)")
 
 
-def _claims_of(table, configuration):
+def _claims_of(table, configurations):
     """The empirical claims of one results table, by its configuration's criteria, with its signal screen.
 
+    ``configurations`` are the run's configuration files in command-line order (an overlay
+    after its base); their ``claims:`` sections are merged key by key, a later one winning.
     The screen is the run's ``screened_datasets.csv`` beside the table (when the
-    configuration declares ``claims.signal_level``).
+    criteria declare ``claims.signal_level``).
     """
     criteria = {}
-    if configuration:
+    for configuration in configurations:
         with open(configuration) as handle:
-            criteria = yaml.safe_load(handle).get("claims", {})
+            criteria.update(yaml.safe_load(handle).get("claims") or {})
     screened = None
     beside = os.path.join(os.path.dirname(table), "screened_datasets.csv")
     if criteria.get("signal_level") is not None:
@@ -113,10 +115,13 @@ def assemble_ledger(inputs, outputs):
     configuration = list(inputs.get("results_configuration", []))
     protocols = design["empirical"].get("protocols") or {}
     if protocols:  # one table per protocol, in the design's order (rows 8a-<protocol> ...)
-        empirical, reason = ProtocolClaims(
-            (name, _claims_of(path, config)) for name, path, config in zip(protocols, table, configuration)), ""
+        empirical, files = ProtocolClaims(), iter(configuration)
+        for (name, entry), path in zip(protocols.items(), table):
+            count = 1 if isinstance(entry["configuration"], str) else len(entry["configuration"])
+            empirical[name] = _claims_of(path, [next(files) for _ in range(count)])
+        reason = ""
     elif table:
-        empirical, reason = _claims_of(table[0], configuration[0] if configuration else None), ""
+        empirical, reason = _claims_of(table[0], configuration[:1]), ""
     else:
         empirical, reason = None, "the design names no results table (empirical.results_table: null)"
     m1 = float(problems["M1"].max())
