@@ -166,11 +166,16 @@ def check_semisupervised(X, y, *, tradeoff=1.0, classes=None):
     y = check_labels(y, X.shape[0])
     levels = ordinal_classes(y, classes)
     codes = split_codes(y, levels)
-    weights = check_tradeoff(tradeoff, levels.size - 1)
+    return X, codes, levels, check_semisupervised_tradeoff(tradeoff, codes, levels.size - 1)
+
+
+def check_semisupervised_tradeoff(tradeoff, codes, n_splits):
+    """:func:`check_tradeoff`, and unlabeled rows among ``codes`` whenever some weight is below one."""
+    weights = check_tradeoff(tradeoff, n_splits)
     if np.any(weights < 1) and not np.any(codes == UNLABELED):
         raise ValueError("no unlabeled rows (y == -1) were given, but some tradeoff value is below 1; "
                          "use tradeoff=1 for a purely supervised fit")
-    return X, codes, levels, weights
+    return weights
 
 
 def check_positive(value, name, *, integer=False):
