@@ -43,7 +43,7 @@ from functools import partial
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .divergence import DivergenceError, check_scores, warn_if_far
+from .divergence import SCORE_LIMIT, DivergenceError, check_scores, warn_if_far
 from .kernels import frequency_block, sampling_rng
 from .objective import split_members
 from .schedule import step_size
@@ -517,7 +517,8 @@ class _PathState:
         A diverged setting's coefficients and scores are zeroed, so it no longer affects any product.
         """
         settings = np.arange(self.scale.size) if settings is None else settings
-        for g in settings[self.alive[settings]]:
+        largest = np.max(np.abs(values[rows][:, settings]), axis=0, initial=0.0) * np.abs(self.scale[settings])
+        for g in settings[self.alive[settings] & ~(largest <= SCORE_LIMIT)]:
             try:
                 check_scores(self.scale[g] * values[rows, g], iteration=iteration, tradeoff=self.tradeoffs[g],
                              **self.schedule(g))
