@@ -110,7 +110,9 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
     has ``fit_path`` and ``PATH_PARAMS`` (QS3ORAO: ``lam`` and the trade-offs;
     M-SAMULT, M-PNU-AUC: ``lam``), the candidates that share every other
     parameter are fitted on a fold by one ``fit_path`` call, which gives what
-    separate fits give to rounding.
+    separate fits give to rounding, when they are at least the estimator's
+    ``PATH_MIN_SETTINGS`` (QS3ORAO: 2; the exact methods: 12, where their
+    eigendecomposition pays off).
 
     Stages (cost in candidates, each costing ``n_folds`` fits):
 
@@ -191,6 +193,7 @@ class _Search:
         estimator = make_method(name)
         self.path_params = set(getattr(estimator, "PATH_PARAMS", ())) if use_path and hasattr(
             estimator, "fit_path") else set()
+        self.path_min = getattr(estimator, "PATH_MIN_SETTINGS", 2)
         self.halving = halving
         self.table, self.records, self.fold_aucs = [], {}, {}
 
@@ -235,8 +238,8 @@ class _Search:
             shared = {k: v for k, v in c.items() if k not in self.path_params}
             groups.setdefault(_key(shared), (shared, []))[1].append(c)
         for shared, members in groups.values():
-            if len(members) == 1:
-                models = [make_method(self.name, **self.fixed, **members[0]).fit(self.X[rows], self.y[rows])]
+            if len(members) < max(2, self.path_min):
+                models = [make_method(self.name, **self.fixed, **c).fit(self.X[rows], self.y[rows]) for c in members]
             else:
                 models = make_method(self.name, **self.fixed, **shared).fit_path(
                     self.X[rows], self.y[rows], [{k: v for k, v in c.items() if k in self.path_params}

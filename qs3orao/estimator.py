@@ -14,7 +14,8 @@ from .engine import BLOCK_STORAGE, resolve_n_jobs, train, train_path
 from .kernels import resolve_seed
 from .schedule import resolve_step_offset
 from .thresholds import ORDINAL_LOGISTIC, check_threshold_loss, fit_thresholds
-from .validation import UNLABELED, check_positive, check_semisupervised, check_semisupervised_tradeoff
+from .validation import (UNLABELED, check_path_settings, check_positive, check_semisupervised,
+                         check_semisupervised_tradeoff)
 
 __all__ = ["QS3ORAO"]
 
@@ -128,6 +129,8 @@ class QS3ORAO(OrdinalEstimator):
 
     #: The parameters :meth:`fit_path` may vary between settings (all others are shared).
     PATH_PARAMS = ("lam", "tradeoff", "theta", "step_offset")
+    #: The tuning uses :meth:`fit_path` for any group of at least this many settings.
+    PATH_MIN_SETTINGS = 2
 
     def __init__(self, *, n_iter=1000, batch_size=16, n_components=32, gamma=1.0, lam=1.0, theta=None,
                  step_offset=0, tradeoff=0.5, threshold_loss=ORDINAL_LOGISTIC, classes=None, block_storage="auto",
@@ -218,16 +221,7 @@ class QS3ORAO(OrdinalEstimator):
             If a setting names a parameter outside :attr:`PATH_PARAMS` or
             ``settings`` is empty; any invalid value as ``fit`` raises it.
         """
-        settings = list(settings)
-        if not settings:
-            raise ValueError("settings must hold at least one setting, got none")
-        for setting in settings:
-            if not isinstance(setting, dict):
-                raise TypeError(f"settings must be dicts of parameters, got {type(setting).__name__}")
-            other = sorted(set(setting) - set(self.PATH_PARAMS))
-            if other:
-                raise ValueError(f"settings may vary only {self.PATH_PARAMS}, got {other}; "
-                                 "fit_path shares every other parameter")
+        settings = check_path_settings(settings, self.PATH_PARAMS)
         self._check_params()
         estimators = [clone(self).set_params(**setting) for setting in settings]
         for estimator in estimators:

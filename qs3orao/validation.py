@@ -186,3 +186,26 @@ def check_positive(value, name, *, integer=False):
     if not value > 0 or not np.isfinite(value):
         raise ValueError(f"{name} must be > 0, got {value!r}")
     return value
+
+
+def check_path_settings(settings, path_params):
+    """``settings`` as a non-empty list of dicts naming only ``path_params`` (the parameters a ``fit_path`` varies).
+
+    Raises
+    ------
+    TypeError
+        If a setting is not a dict.
+    ValueError
+        If there is no setting or one names another parameter.
+    """
+    settings = list(settings)
+    if not settings:
+        raise ValueError("settings must hold at least one setting, got none")
+    for setting in settings:
+        if not isinstance(setting, dict):
+            raise TypeError(f"settings must be dicts of parameters, got {type(setting).__name__}")
+        other = sorted(set(setting) - set(path_params))
+        if other:
+            raise ValueError(f"settings may vary only {tuple(path_params)}, got {other}; "
+                             "fit_path shares every other parameter")
+    return settings
