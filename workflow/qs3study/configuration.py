@@ -20,7 +20,7 @@ job checks the sizes again on the rows it actually loaded.
 
 from __future__ import annotations
 
-from baselines.registry import get_method, make_method
+from baselines.registry import get_method, make_method, tuning_grid
 
 from .design import parse_size
 
@@ -154,7 +154,17 @@ def check_methods(config, datasets):
                                       f"{entry['method']!r}; it takes {', '.join(sorted(accepted))}")
         _check_values(make_method(entry["method"], **entry["params"]), f"methods.{label}.params")
         if isinstance(entry["grid"], dict):
-            for name, values in entry["grid"].items():
+            from .tuning import STAGED, resolve_grid  # here: qs3study.tuning imports this module
+
+            staged = STAGED in entry["grid"]
+            try:
+                resolve_grid(entry["method"], entry["grid"])
+            except ValueError as error:
+                raise configuration_error(f"methods.{label}.grid", str(error)) from None
+            searched = dict(entry["grid"][STAGED]) if staged else dict(entry["grid"])
+            if staged and "split_values" in entry["grid"]:
+                searched[tuning_grid(entry["method"]).split_param] = entry["grid"]["split_values"]
+            for name, values in searched.items():
                 if name not in accepted:
                     raise configuration_error(f"methods.{label}.grid", f"{name!r} is not a parameter of "
                                               f"{entry['method']!r}")
