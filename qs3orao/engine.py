@@ -327,16 +327,8 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
         for start in range(0, n_iter, group):
             stop = min(start + group, n_iter)
             draws = [draw_rows(rng, splits, unlabeled, tradeoff, batch_size) for _ in range(start, stop)]
-            omega = np.concatenate([frequency_block(seed, i + 1, m, d, gamma) for i in range(start, stop)])
-            if keep:
-                blocks[start:stop] = omega.reshape(stop - start, m, d)
-            omega = omega.astype(dtype, copy=False)
-            if dense:
-                members, scores = None, base
-            else:
-                members = np.unique(np.concatenate([rows for draw in draws for split in draw for rows in split]))
-                local_of[members] = np.arange(members.size)
-                scores = base[members]
+            omega = _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype)
+            members, scores = _group_rows(dense, base, local_of, [draws])
             scale = _group_steps(Xw, members, omega, draws, scores, local_of, coef, base, start, scale,
                                  tradeoff=tradeoff, theta=theta, lam=lam, step_offset=step_offset,
                                  rows=row_threads, guard=guard)
@@ -350,6 +342,37 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     return model, base * scale
 
 
+def _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype):
+    """The stacked frequencies of blocks ``start + 1 .. stop`` in ``dtype``, kept in ``blocks`` unless it is None."""
+    omega = np.concatenate([frequency_block(seed, i + 1, m, d, gamma) for i in range(start, stop)])
+    if blocks is not None:
+        blocks[start:stop] = omega.reshape(stop - start, m, d)
+    return omega.astype(dtype, copy=False)
+
+
+def _group_rows(dense, base, local_of, draws):
+    """The group's rows (None: all rows) and their scores; ``draws`` holds lists of steps' draws.
+
+    In the sparse plan ``local_of`` maps each of the group's rows to its position among them.
+    """
+    if dense:
+        return None, base
+    members = np.unique(np.concatenate([rows for steps in draws for draw in steps for split in draw
+                                        for rows in split]))
+    local_of[members] = np.arange(members.size)
+    return members, base[members]
+
+
+def _member_features(X, members, omega, rows):
+    """``cos`` and ``sin`` features of the group's rows (all rows when ``members`` is None), split over threads."""
+    Xs = X if members is None else X[members]
+    cos_s = np.empty((Xs.shape[0], omega.shape[0]), X.dtype)
+    sin_s = np.empty_like(cos_s)
+    rows.run(lambda a, b: _features(Xs[a:b], omega, cos_s[a:b], sin_s[a:b]), Xs.shape[0],
+             max(1, -(-Xs.shape[0] // rows.n_jobs)))
+    return cos_s, sin_s
+
+
 def _group_steps(X, members, omega, draws, scores, local_of, coef, base, start, scale, *,
                  tradeoff, theta, lam, step_offset, rows, guard):
     """Take the steps ``start + 1 .. start + len(draws)`` of one group; return the new scale.
@@ -360,11 +383,7 @@ def _group_steps(X, members, omega, draws, scores, local_of, coef, base, start, 
     ``guard(scores, iteration=i)`` checks the scores each step reads.
     """
     m = coef.shape[1] // 2
-    Xs = X if members is None else X[members]
-    cos_s = np.empty((Xs.shape[0], omega.shape[0]), X.dtype)
-    sin_s = np.empty_like(cos_s)
-    rows.run(lambda a, b: _features(Xs[a:b], omega, cos_s[a:b], sin_s[a:b]), Xs.shape[0],
-             max(1, -(-Xs.shape[0] // rows.n_jobs)))
+    cos_s, sin_s = _member_features(X, members, omega, rows)
     for q, draw in enumerate(draws):
         i = start + q + 1
         sampled, weights = gradient_weights(draw, lambda r, s=scale: s * scores[local_of[r]], tradeoff)
@@ -464,17 +483,8 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
             stop = min(start + group, n_iter)
             draws = [[draw_rows(rng, splits, unlabeled, tradeoffs[p[0]], batch_size) for _ in range(start, stop)]
                      for rng, p in zip(rngs, patterns)]
-            omega = np.concatenate([frequency_block(seed, i + 1, m, d, gamma) for i in range(start, stop)])
-            if keep:
-                blocks[start:stop] = omega.reshape(stop - start, m, d)
-            omega = omega.astype(dtype, copy=False)
-            if dense:
-                members, scores = None, base
-            else:
-                members = np.unique(np.concatenate([rows for steps in draws for draw in steps for split in draw
-                                                    for rows in split]))
-                local_of[members] = np.arange(members.size)
-                scores = base[members]
+            omega = _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype)
+            members, scores = _group_rows(dense, base, local_of, draws)
             _path_group_steps(Xw, members, omega, draws, patterns, scores, local_of, coef, base, start, state,
                               rows=row_threads)
             if not dense:
@@ -546,11 +556,7 @@ def _path_group_steps(X, members, omega, draws, patterns, scores, local_of, coef
     coefficients divided by its scale.
     """
     m = coef.shape[1] // 2
-    Xs = X if members is None else X[members]
-    cos_s = np.empty((Xs.shape[0], omega.shape[0]), X.dtype)
-    sin_s = np.empty_like(cos_s)
-    rows.run(lambda a, b: _features(Xs[a:b], omega, cos_s[a:b], sin_s[a:b]), Xs.shape[0],
-             max(1, -(-Xs.shape[0] // rows.n_jobs)))
+    cos_s, sin_s = _member_features(X, members, omega, rows)
     for q in range(len(draws[0])):
         i = start + q + 1
         block = slice(q * m, (q + 1) * m)
