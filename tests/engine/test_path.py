@@ -31,7 +31,8 @@ def path_problems(draw):
                          min_size=1, max_size=6))
     base = dict(n_iter=draw(st.integers(1, 25)), batch_size=draw(st.integers(1, 3)),
                 n_components=draw(st.integers(1, 5)), gamma=draw(st.sampled_from([0.5, 2.0])),
-                step_offset=draw(st.sampled_from([0.0, 3.0, "auto"])), random_state=draw(st.integers(0, 2**31)))
+                step_offset=draw(st.sampled_from([0.0, 3.0, "auto"])), random_state=draw(st.integers(0, 2**31)),
+                block_storage=draw(st.sampled_from(["memory", "regenerate"])), n_jobs=draw(st.sampled_from([1, 2])))
     return X, y, grid, base
 
 
@@ -115,3 +116,14 @@ def test_train_path_checks_one_entry_per_setting_and_the_coefficient_memory():
     with pytest.raises(ValueError, match="for 1000 settings"):
         train_path(X, codes, np.full((1000, 2), 0.5), lams=np.ones(1000), thetas=np.ones(1000),
                    step_offsets=np.zeros(1000), **common, max_memory=2**19)
+
+
+def test_float32_features_give_each_setting_its_own_float32_fit():
+    X, y = make_problem(400, 3, 4, 120, seed=6)
+    estimator = QS3ORAO(n_iter=60, gamma=2.0, dtype="float32", random_state=1, step_offset="auto")
+    grid = [dict(lam=0.25, tradeoff=0.0), dict(lam=2.0, tradeoff=1.0)]
+    for setting, path_fit in zip(grid, estimator.fit_path(X, y, grid)):
+        own = clone(estimator).set_params(**setting).fit(X, y)
+        # float32 features: the products round at ~1e-7 of the scale, in a different order in the path
+        np.testing.assert_allclose(path_fit.train_scores_, own.train_scores_, rtol=0,
+                                   atol=1e-5 * np.abs(own.train_scores_).max())
