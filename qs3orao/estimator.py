@@ -195,7 +195,10 @@ class QS3ORAO(OrdinalEstimator):
 
         Every other parameter, and the seed, is shared: the sampled rows, the
         frequency blocks and their features are computed once for all settings
-        (:func:`qs3orao.engine.train_path`).  Each returned model equals
+        (:func:`qs3orao.engine.train_path`), in one pass when their ``S x n_iter x
+        2 n_components`` coefficients take at most half of ``max_memory``, else
+        in as few passes as keep them there.  Training also holds ``S`` score
+        vectors of length ``n_samples``.  Each returned model equals
         ``clone(self).set_params(**setting).fit(X, y)`` to rounding, with
         ``random_state`` resolved once (``seed_`` is the same for all).  The
         default ``theta`` (``1.5 / lam``) and ``step_offset="auto"`` are
@@ -231,13 +234,19 @@ class QS3ORAO(OrdinalEstimator):
         for estimator in estimators:
             estimator.classes_, estimator.seed_ = classes, seed
             estimator._resolve_schedule(check_semisupervised_tradeoff(estimator.tradeoff, codes, classes.size - 1))
-        models, train_scores = train_path(
-            X, codes, np.array([e.tradeoff_ for e in estimators]), lams=[float(e.lam) for e in estimators],
-            thetas=[e.theta_ for e in estimators], step_offsets=[e.step_offset_ for e in estimators],
-            n_iter=self.n_iter, batch_size=self.batch_size, n_components=self.n_components, gamma=float(self.gamma),
-            seed=seed, **self._engine_options())
-        return [model if isinstance(model, DivergenceError) else estimator._finish(X, codes, model, scores)
-                for estimator, model, scores in zip(estimators, models, train_scores.T)]
+        # As many settings per pass as keep their coefficients within half of max_memory (at least one).
+        per_pass = max(1, int(self.max_memory // (2 * self.n_iter * 2 * self.n_components * 8)))
+        fitted = []
+        for start in range(0, len(estimators), per_pass):
+            batch = estimators[start:start + per_pass]
+            models, train_scores = train_path(
+                X, codes, np.array([e.tradeoff_ for e in batch]), lams=[float(e.lam) for e in batch],
+                thetas=[e.theta_ for e in batch], step_offsets=[e.step_offset_ for e in batch],
+                n_iter=self.n_iter, batch_size=self.batch_size, n_components=self.n_components,
+                gamma=float(self.gamma), seed=seed, **self._engine_options())
+            fitted += [model if isinstance(model, DivergenceError) else estimator._finish(X, codes, model, scores)
+                       for estimator, model, scores in zip(batch, models, train_scores.T)]
+        return fitted
 
     def _resolve_schedule(self, weights):
         """Set ``tradeoff_``, ``theta_`` and ``step_offset_`` for the validated split weights."""

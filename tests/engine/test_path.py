@@ -127,3 +127,17 @@ def test_float32_features_give_each_setting_its_own_float32_fit():
         # float32 features: the products round at ~1e-7 of the scale, in a different order in the path
         np.testing.assert_allclose(path_fit.train_scores_, own.train_scores_, rtol=0,
                                    atol=1e-5 * np.abs(own.train_scores_).max())
+
+
+def test_settings_beyond_the_memory_budget_take_several_passes_with_the_same_results():
+    X, y = make_problem(200, 2, 3, 60, seed=7)
+    estimator = QS3ORAO(n_iter=20, n_components=4, random_state=2, step_offset="auto")
+    grid = [dict(lam=lam) for lam in (0.25, 0.5, 1.0, 2.0, 4.0)]
+    one_setting = 20 * 2 * 4 * 8
+    small = clone(estimator).set_params(max_memory=2 * 2 * one_setting)  # two settings per pass
+    with mock.patch.object(engine, "train_path", wraps=engine.train_path) as spy, \
+            mock.patch("qs3orao.estimator.train_path", new=spy):
+        fits = small.fit_path(X, y, grid)
+    assert [len(call.kwargs["lams"]) for call in spy.call_args_list] == [2, 2, 1]
+    for setting, path_fit in zip(grid, fits):
+        assert_same_fit(path_fit, clone(small).set_params(**setting).fit(X, y), X)
