@@ -13,6 +13,7 @@ import time
 import tracemalloc
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded
 from qs3orao import QS3ORAO
@@ -212,8 +213,14 @@ def grid_pass_ratio(*, n_samples, n_features, n_classes, n_labeled, params, lams
              f"{diverged} settings diverged; max |path - own fit| of the shared setting = {gap:.1e}")]
 
 
-def lam_path_ratio(*, n_samples, n_features, n_classes, n_labeled, gamma, lams, tradeoff, pnu_mix, repeat=3, seed=0):
-    """Time of each exact solver's ``lam`` path / time of one solve (kernel work included in both)."""
+def lam_path_ratio(*, n_samples, n_features, n_classes, n_labeled, gamma, lams, tradeoff, pnu_mix, repeat=3,
+                   blas_threads=1, seed=0):
+    """Time of each exact solver's ``lam`` path / time of one solve (kernel work included in both).
+
+    Both sides run on ``blas_threads`` BLAS threads, as the tuning jobs do (one);
+    on a loaded machine more threads slow the factorisations of both sides
+    erratically, which would make the ratio measure the load.
+    """
     X, y = ordinal_problem(n_samples, n_features, n_classes, n_labeled, seed)
     lams = [float(lam) for lam in lams]
     solvers = {
@@ -229,11 +236,13 @@ def lam_path_ratio(*, n_samples, n_features, n_classes, n_labeled, gamma, lams, 
     }
     rows = []
     for name, (one, path, scores) in solvers.items():
-        (t_one, t_path), (fit, fits) = _median_times([one, path], repeat)
+        with threadpool_limits(limits=blas_threads, user_api="blas"):
+            (t_one, t_path), (fit, fits) = _median_times([one, path], repeat)
         gap = np.abs(scores(fits[0]) - scores(fit)).max() / np.abs(scores(fit)).max()
         rows.append((f"lam_path_ratio[{name}]", t_path / t_one,
                      f"path over {len(lams)} lam values {t_path:.2f} s / one solve {t_one:.2f} s (medians of {repeat}, "
-                     f"alternating); n={n_samples} d={n_features} k={n_classes} gamma={gamma}; relative "
+                     f"alternating, {blas_threads} BLAS thread(s)); n={n_samples} d={n_features} k={n_classes} gamma={gamma}; "
+                     f"relative "
                      f"|path - own solve| at lam={lams[0]:g}: {gap:.1e}"))
     return rows
 
