@@ -574,4 +574,9 @@ def _path_group_steps(X, members, omega, draws, patterns, scores, local_of, coef
             state.fold_small_scales(i - 1, coef, base, scores)
             coef[i - 1][:, settings] = alpha.T / state.scale[settings]
         step = (coef[i - 1] / np.sqrt(m)).astype(X.dtype)
-        scores += cos_s[:, block] @ step[:m] + sin_s[:, block] @ step[m:]
+
+        def update(a, b, block=block, step=step):
+            scores[a:b] += cos_s[a:b, block] @ step[:m] + sin_s[a:b, block] @ step[m:]
+
+        # S score columns per row: a product worth splitting over the row threads (fixed chunks, disjoint rows).
+        rows.run(update, scores.shape[0], max(1, -(-scores.shape[0] // rows.n_jobs)))
