@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
+from qs3orao import DivergenceError
 from qs3orao.validation import UNLABELED, check_features, check_labels, ordinal_classes
 from qs3orao.metrics import binary_auc
 
 from .kernel_cache import reuse_kernels
 from .registry import TuningGrid, make_method, tuning_grid
 
-__all__ = ["CVResult", "split_aucs", "cross_validate_params"]
+__all__ = ["CVResult", "Halving", "split_aucs", "cross_validate_params"]
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,9 @@ class CVResult:
         Mean held-out ordinal AUC of ``best_params``.
     table : list of dict
         One record per candidate: ``stage``, the parameters, ``cv_auc`` and
-        ``cv_auc_split_j`` for every split (``pandas.DataFrame(table)`` makes it tidy).
+        ``cv_auc_split_j`` for every split (``pandas.DataFrame(table)`` makes it tidy);
+        under :class:`Halving` also ``n_folds``, the folds a candidate was scored on
+        (fewer than all for one stopped early).
     """
 
     best_params: dict
@@ -49,7 +53,47 @@ def split_aucs(y, scores, classes):
     return aucs
 
 
-def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, fixed_params=None):
+@dataclass(frozen=True)
+class Halving:
+    """Successive halving of a stage's candidates over the folds: a declared option, off by default.
+
+    Every candidate of a stage is scored on ``min_folds`` folds; the best
+    ``1 / eta`` (rounded up) go on to ``eta`` times as many folds, and so on
+    until the survivors are scored on all folds.  Only candidates scored on all
+    folds can be chosen.  Stopped candidates stay in the table with the mean
+    AUC of their folds and their ``n_folds``.  This changes the paper's protocol
+    (a candidate stopped early might have won on all folds), so it is used only
+    when a configuration asks for it.
+
+    Attributes
+    ----------
+    eta : int, default=3
+        Reduction factor, at least 2.
+    min_folds : int, default=1
+        Folds of the first rung, at least 1.
+    """
+
+    eta: int = 3
+    min_folds: int = 1
+
+    def __post_init__(self):
+        for name, least in (("eta", 2), ("min_folds", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"Halving.{name} must be an integer >= {least}, got {value!r}")
+
+    def rungs(self, n_candidates, n_folds):
+        """``(folds, survivors)`` per rung: score on the first ``folds`` folds, keep the best ``survivors``."""
+        plan, folds, alive = [], min(self.min_folds, n_folds), n_candidates
+        while folds < n_folds and alive > 1:
+            alive = max(1, math.ceil(alive / self.eta))
+            plan.append((folds, alive))
+            folds = min(n_folds, folds * self.eta)
+        return plan + [(n_folds, alive)]
+
+
+def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, fixed_params=None, use_path=True,
+                          halving=None):
     """Staged cross-validated search of the paper's hyperparameters for method ``name``.
 
     Folds are stratified over the labeled rows; every unlabeled row stays in
@@ -62,15 +106,24 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
     trade-offs (:func:`baselines.kernel_cache.reuse_kernels`, at most 1 GiB or
     the ``memory_budget`` in ``fixed_params``, whichever is smaller).
 
+    A stage's candidates are scored together.  When the method's estimator
+    has ``fit_path`` and ``PATH_PARAMS`` (QS3ORAO: ``lam`` and the trade-offs;
+    M-SAMULT, M-PNU-AUC: ``lam``), the candidates that share every other
+    parameter are fitted on a fold by one ``fit_path`` call, which gives what
+    separate fits give to rounding, when they are at least the estimator's
+    ``PATH_MIN_SETTINGS`` (QS3ORAO: 2; the exact methods: 12, where their
+    eigendecomposition pays off).
+
     Stages (cost in candidates, each costing ``n_folds`` fits):
 
     1. the product of ``grid.grid`` at ``split_default`` (49 for the paper's grid);
     2. the shared split weight over ``split_values`` at the best stage-1 pair (11, or 21 for ``pnu_mix``);
-    3. per-split weights: if ``grid.separable`` (one model per split), split
-       ``j``'s held-out AUC depends on weight ``j`` only, so the best value of
-       each split is read from stage 2 and one candidate checks the combination;
-       otherwise one coordinate-wise sweep over the splits, ``(k - 1) x
-       (len(split_values) - 1)`` candidates, starting from the best shared value.
+    3. per-split weights (skipped when ``grid.per_split`` is False): if
+       ``grid.separable`` (one model per split), split ``j``'s held-out AUC
+       depends on weight ``j`` only, so the best value of each split is read
+       from stage 2 and one candidate checks the combination; otherwise one
+       coordinate-wise sweep over the splits, ``(k - 1) x (len(split_values) - 1)``
+       candidates, starting from the best shared value.
 
     Parameters
     ----------
@@ -87,6 +140,13 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
         Seed of the fold assignment.
     fixed_params : dict, optional
         Parameters passed to every fit (e.g. ``n_iter``, ``memory_budget``).
+    use_path : bool, default=True
+        Fit candidates that differ only in path parameters in one ``fit_path``
+        call; False fits every candidate on its own (same choices, to rounding).
+    halving : Halving, optional
+        Stop hopeless candidates early in stage 1, in stage 2 of a
+        non-separable method and in its per-split sweep (see :class:`Halving`);
+        default None, the paper's protocol (every candidate on every fold).
 
     Returns
     -------
@@ -96,10 +156,14 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
     ------
     MemoryBudgetExceeded
         As soon as one fit would exceed its memory budget.
+    qs3orao.DivergenceError
+        When a candidate's fit diverges (as its own fit would raise it).
     """
     grid = tuning_grid(name) if grid is None else grid
     if not isinstance(grid, TuningGrid):
         raise TypeError(f"grid must be a TuningGrid, got {type(grid).__name__}")
+    if halving is not None and not isinstance(halving, Halving):
+        raise TypeError(f"halving must be a Halving or None, got {type(halving).__name__}")
     X = check_features(X)
     y = check_labels(y, X.shape[0])
     classes = ordinal_classes(y)
@@ -109,58 +173,121 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
     fixed = dict(fixed_params or {})
     if "classes" in make_method(name).get_params():  # a fold may miss a level; its model still knows them all
         fixed["classes"] = classes
-    table, cache = [], {}
-
-    def evaluate(stage, params):
-        key = tuple(sorted((k, tuple(np.atleast_1d(v).tolist())) for k, v in params.items()))
-        if key in cache:
-            return cache[key]
-        per_fold = []
-        for train, test in folds:
-            rows = np.concatenate([labeled[train], unlabeled])
-            model = make_method(name, **fixed, **params).fit(X[rows], y[rows])
-            held = labeled[test]
-            per_fold.append(split_aucs(y[held], model.decision_function(X[held]), classes))
-        per_split = np.nanmean(per_fold, axis=0)
-        record = {"stage": stage, **params, "cv_auc": float(np.mean(per_split))}
-        record.update({f"cv_auc_split_{j}": float(a) for j, a in enumerate(per_split)})
-        table.append(record)
-        cache[key] = record
-        return record
-
+    folds = [(np.concatenate([labeled[train], unlabeled]), labeled[test]) for train, test in folds]
+    search = _Search(name, X, y, folds, classes, fixed, use_path, halving)
     budget = fixed.get("memory_budget")
     with reuse_kernels(int(min(2**30, budget)) if budget else 2**30):
-        best_params, best_score = _staged_search(grid, classes, evaluate)
-    return CVResult(best_params=best_params, best_score=best_score, table=table)
+        best_params, best_score = _staged_search(grid, classes, search.evaluate_many)
+    return CVResult(best_params=best_params, best_score=best_score, table=search.table)
 
 
-def _staged_search(grid, classes, evaluate):
-    """Stages 1-3 of :func:`cross_validate_params`; ``evaluate(stage, params)`` scores one candidate.
+def _key(params):
+    return tuple(sorted((k, tuple(np.atleast_1d(v).tolist())) for k, v in params.items()))
+
+
+class _Search:
+    """Candidates scored fold by fold, each fit once (cached by parameters), recorded in ``table``."""
+
+    def __init__(self, name, X, y, folds, classes, fixed, use_path, halving):
+        self.name, self.X, self.y, self.folds, self.classes, self.fixed = name, X, y, folds, classes, fixed
+        estimator = make_method(name)
+        self.path_params = set(getattr(estimator, "PATH_PARAMS", ())) if use_path and hasattr(
+            estimator, "fit_path") else set()
+        self.path_min = getattr(estimator, "PATH_MIN_SETTINGS", 2)
+        self.halving = halving
+        self.table, self.records, self.fold_aucs = [], {}, {}
+
+    def evaluate_many(self, stage, candidates, prune=True):
+        """Score ``candidates`` (dicts of parameters) on every fold; return their records in order.
+
+        Under :class:`Halving` and ``prune``, candidates stopped early get None
+        (their partial records go to the table).
+        """
+        fresh = list({_key(c): c for c in candidates if _key(c) not in self.records}.values())
+        rungs = self.halving.rungs(len(fresh), len(self.folds)) if self.halving and prune else [
+            (len(self.folds), len(fresh))]
+        alive = fresh
+        for n_folds, survivors in rungs:
+            for fold in range(n_folds):
+                self._fit_fold(fold, [c for c in alive if fold not in self.fold_aucs.setdefault(_key(c), {})])
+            scored = [self._record(stage, c, n_folds) for c in alive]
+            order = sorted(range(len(alive)), key=lambda i: -scored[i]["cv_auc"])  # stable: ties keep their order
+            kept = sorted(order[:survivors])
+            if n_folds < len(self.folds):
+                self.table.extend(scored[i] for i in range(len(alive)) if i not in kept)
+            alive = [alive[i] for i in kept]
+        for candidate in alive:
+            record = self._record(stage, candidate, len(self.folds))
+            self.records[_key(candidate)] = record
+            self.table.append(record)
+        return [self.records.get(_key(c)) for c in candidates]
+
+    def _record(self, stage, params, n_folds):
+        per_split = np.nanmean([self.fold_aucs[_key(params)][f] for f in range(n_folds)], axis=0)
+        record = {"stage": stage, **params, "cv_auc": float(np.mean(per_split))}
+        record.update({f"cv_auc_split_{j}": float(a) for j, a in enumerate(per_split)})
+        if self.halving is not None:
+            record["n_folds"] = n_folds
+        return record
+
+    def _fit_fold(self, fold, candidates):
+        """Fit ``candidates`` on fold ``fold``'s training rows and store their held-out split AUCs."""
+        rows, held = self.folds[fold]
+        groups = {}
+        for c in candidates:
+            shared = {k: v for k, v in c.items() if k not in self.path_params}
+            groups.setdefault(_key(shared), (shared, []))[1].append(c)
+        for shared, members in groups.values():
+            if len(members) < max(2, self.path_min):
+                models = [make_method(self.name, **self.fixed, **c).fit(self.X[rows], self.y[rows]) for c in members]
+            else:
+                models = make_method(self.name, **self.fixed, **shared).fit_path(
+                    self.X[rows], self.y[rows], [{k: v for k, v in c.items() if k in self.path_params}
+                                                 for c in members])
+            for c, model in zip(members, models):
+                if isinstance(model, DivergenceError):
+                    raise model
+                self.fold_aucs[_key(c)][fold] = split_aucs(self.y[held], model.decision_function(self.X[held]),
+                                                           self.classes)
+
+
+def _best(records):
+    """The first record with the highest ``cv_auc`` among those scored on all folds."""
+    return max((r for r in records if r is not None), key=lambda r: r["cv_auc"])
+
+
+def _staged_search(grid, classes, evaluate_many):
+    """Stages 1-3 of :func:`cross_validate_params`; ``evaluate_many(stage, candidates)`` scores a stage's candidates.
 
     Returns the best parameters and their mean held-out AUC.
     """
     names = list(grid.grid)
     base = {} if grid.split_param is None else {grid.split_param: grid.split_default}
-    best = max((evaluate("grid", {**dict(zip(names, values)), **base})
-                for values in itertools.product(*grid.grid.values())), key=lambda r: r["cv_auc"])
+    best = _best(evaluate_many("grid", [{**dict(zip(names, values)), **base}
+                                        for values in itertools.product(*grid.grid.values())]))
     best_params = {p: best[p] for p in names}
     if grid.split_param is not None:
-        shared = [evaluate("shared", {**best_params, grid.split_param: v}) for v in grid.split_values]
-        best = max(shared, key=lambda r: r["cv_auc"])
+        # A separable method reads each split's best weight off this stage's table: every candidate needs all folds.
+        shared = evaluate_many("shared", [{**best_params, grid.split_param: v} for v in grid.split_values],
+                               prune=not grid.separable)
+        best = _best(shared)
         n_weights = classes.size - 1
-        if grid.separable:
+        if grid.per_split and grid.separable:
             weights = [float(max(shared, key=lambda r: r[f"cv_auc_split_{j}"])[grid.split_param])
                        for j in range(n_weights)]
-            candidate = evaluate("per-split", {**best_params, grid.split_param: weights})
+            candidate = evaluate_many("per-split", [{**best_params, grid.split_param: weights}])[0]
             best = max([best, candidate], key=lambda r: r["cv_auc"])
-        else:
+        elif grid.per_split:
             weights = [float(best[grid.split_param])] * n_weights
             for j in range(n_weights):
+                trials = []
                 for v in grid.split_values:
                     trial = list(weights)
                     trial[j] = float(v)
-                    record = evaluate("per-split", {**best_params, grid.split_param: trial})
-                    if record["cv_auc"] > best["cv_auc"]:
+                    trials.append(trial)
+                records = evaluate_many("per-split", [{**best_params, grid.split_param: t} for t in trials])
+                for trial, record in zip(trials, records):
+                    if record is not None and record["cv_auc"] > best["cv_auc"]:
                         best, weights = record, trial
         best_params[grid.split_param] = best[grid.split_param]
     return best_params, best["cv_auc"]

@@ -12,7 +12,7 @@ from qs3orao.kernels import resolve_seed
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
 from ._common import SplitwiseModel, check_split_values, check_threshold_loss, in_chunks, kernel_map
 from .kernel_cache import cached
-from qs3orao.quadratic import GroupMoments, pnu_risk, solve_feature_space
+from qs3orao.quadratic import GroupMoments, pnu_risk, solve_feature_space, solve_feature_space_path
 from .prior import labeled_frequency_priors, split_priors
 
 __all__ = ["MPNUAUC", "PRIOR_RANGE", "PRIOR_SOURCES"]
@@ -150,6 +150,16 @@ class MPNUAUC(SplitwiseModel):
         -------
         self
         """
+        X, codes, (features, moments) = self._prepare(X, y)
+        coef = np.array([solve_feature_space(moments, risk, self.lam) for risk in self.risks_])
+        del moments
+        return self._finish(X, codes, (features, None), coef)
+
+    def _prepare(self, X, y, path=False):
+        """Validate, check the budget, estimate the priors, choose the centres, accumulate the moments.
+
+        The path solver's eigenvectors take no more than the moments a separate solve factors in place.
+        """
         self._check_params()
         X, codes, self.classes_, _ = check_semisupervised(X, y, classes=self.classes)
         n_splits = self.classes_.size - 1
@@ -173,8 +183,16 @@ class MPNUAUC(SplitwiseModel):
                          lambda: GroupMoments.accumulate(features, X, codes, self.centres_.shape[0]))
         self.risks_ = [pnu_risk(j, n_splits + 1, pnu_mix, prior)
                        for j, (pnu_mix, prior) in enumerate(zip(self.pnu_mix_, self.priors_))]
-        self.coef_ = np.array([solve_feature_space(moments, risk, self.lam) for risk in self.risks_])
-        del moments
+        return X, codes, (features, moments)
+
+    def _solve_path(self, prepared, codes, lams):
+        """Coefficients of every split for every ``lam``, shape ``(len(lams), k - 1, b)``."""
+        _, moments = prepared
+        return np.stack([solve_feature_space_path(moments, risk, lams) for risk in self.risks_], axis=1)
+
+    def _finish(self, X, codes, prepared, coef):
+        features, _ = prepared
+        self.coef_ = coef
         self.n_features_in_ = X.shape[1]
         self.train_scores_ = in_chunks(features, X, self.centres_.shape[0], self.coef_.T)
         self._fit_thresholds(self.train_scores_, codes)

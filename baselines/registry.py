@@ -72,6 +72,8 @@ class TuningGrid:
         Its shared value during stage 1.
     separable : bool
         True when each split is its own model, so per-split weights decouple.
+    per_split : bool
+        Whether stage 3 (per-split weights) runs; False stops at the shared weight of stage 2.
     """
 
     grid: dict = field(default_factory=dict)
@@ -79,6 +81,7 @@ class TuningGrid:
     split_values: tuple = ()
     split_default: float | None = None
     separable: bool = False
+    per_split: bool = True
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from qs3orao.kernels import gaussian_kernel
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes, chunk_rows
 from ._common import SplitwiseModel, check_threshold_loss
 from .kernel_cache import cached
-from qs3orao.quadratic import samult_risk, solve_kernel_expansion
+from qs3orao.quadratic import kernel_root, samult_risk, solve_kernel_expansion, solve_kernel_expansion_path
 
 __all__ = ["MSAMULT"]
 
@@ -97,17 +97,34 @@ class MSAMULT(SplitwiseModel):
         -------
         self
         """
+        X, codes, K = self._prepare(X, y)
+        work = np.empty_like(K)
+        coef = np.array([solve_kernel_expansion(K, codes, risk, self.lam, system=work) for risk in self.risks_])
+        del work
+        return self._finish(X, codes, K, coef)
+
+    def _prepare(self, X, y, path=False):
+        """Validate, check the memory budget (of the path solver with ``path``), make the kernel and the risks."""
         self._check_params()
         X, codes, self.classes_, self.tradeoff_ = check_semisupervised(
             X, y, tradeoff=self.tradeoff, classes=self.classes)
         n, k = X.shape[0], self.classes_.size
-        self.memory_estimate_ = check_budget("M-SAMULT", self.estimate_memory(n, X.shape[1], k), self.memory_budget)
+        # The path holds the kernel's root and the eigenvectors beside the kernel and the system.
+        extra = 2 * FLOAT_BYTES * n * n if path else 0
+        self.memory_estimate_ = check_budget("M-SAMULT", self.estimate_memory(n, X.shape[1], k) + extra,
+                                             self.memory_budget)
         K = cached("gaussian_kernel", (X,), (self.gamma,), lambda: _kernel_matrix(X, self.gamma))
-        work = np.empty_like(K)
         self.risks_ = [samult_risk(j, k, weight) for j, weight in enumerate(self.tradeoff_)]
-        self.coef_ = np.array([solve_kernel_expansion(K, codes, risk, self.lam, system=work)
-                               for risk in self.risks_])
-        del work
+        return X, codes, K
+
+    def _solve_path(self, K, codes, lams):
+        """Coefficients of every split for every ``lam``, shape ``(len(lams), k - 1, n)``."""
+        root = cached("kernel_root", (K,), (), lambda: kernel_root(K))
+        return np.stack([solve_kernel_expansion_path(K, codes, risk, lams, root=root) for risk in self.risks_],
+                        axis=1)
+
+    def _finish(self, X, codes, K, coef):
+        self.coef_ = coef
         self.train_scores_ = K @ self.coef_.T
         self.centres_ = X
         self.n_features_in_ = X.shape[1]

@@ -43,13 +43,13 @@ from functools import partial
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .divergence import check_scores, warn_if_far
+from .divergence import SCORE_LIMIT, DivergenceError, check_scores, warn_if_far
 from .kernels import frequency_block, sampling_rng
 from .objective import split_members
 from .schedule import step_size
 from .stochastic import draw_rows, gradient_weights
 
-__all__ = ["BLOCK_STORAGE", "RandomFeatureModel", "memory_plan", "resolve_n_jobs", "train"]
+__all__ = ["BLOCK_STORAGE", "RandomFeatureModel", "memory_plan", "resolve_n_jobs", "train", "train_path"]
 
 BLOCK_STORAGE = ("auto", "memory", "regenerate")
 _WORK_BYTES = 32 * 2**20
@@ -72,7 +72,7 @@ def resolve_n_jobs(n_jobs):
     return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
 
 
-def memory_plan(n_iter, n_components, n_features, block_storage="auto", max_memory=256 * 2**20):
+def memory_plan(n_iter, n_components, n_features, block_storage="auto", max_memory=256 * 2**20, n_settings=1):
     """Check that the coefficients fit, and split the rest of the budget between buffers and blocks.
 
     Parameters
@@ -83,6 +83,8 @@ def memory_plan(n_iter, n_components, n_features, block_storage="auto", max_memo
         Bytes the engine may use beyond the data and the length-``n`` score
         vectors: the ``n_iter x 2 n_components`` float64 coefficients, the
         feature buffers and the kept frequency blocks.
+    n_settings : int, default=1
+        Coefficient vectors per iteration (one per setting of :func:`train_path`).
 
     Returns
     -------
@@ -101,10 +103,11 @@ def memory_plan(n_iter, n_components, n_features, block_storage="auto", max_memo
     """
     if block_storage not in BLOCK_STORAGE:
         raise ValueError(f"block_storage must be one of {BLOCK_STORAGE}, got {block_storage!r}")
-    coef_bytes = n_iter * 2 * n_components * 8
+    coef_bytes = n_settings * n_iter * 2 * n_components * 8
     if coef_bytes > max_memory:
+        settings = "" if n_settings == 1 else f" for {n_settings} settings"
         raise ValueError(
-            f"n_iter={n_iter} with n_components={n_components} needs {coef_bytes / 2**20:,.1f} MiB for the "
+            f"n_iter={n_iter} with n_components={n_components}{settings} needs {coef_bytes / 2**20:,.1f} MiB for the "
             f"coefficients alone (n_iter x 2 n_components float64), more than max_memory="
             f"{max_memory / 2**20:,.1f} MiB; lower n_iter or n_components, or raise max_memory")
     rest = max_memory - coef_bytes
@@ -157,12 +160,13 @@ def _accumulate(F, X, omega, coef, rows, work_bytes):
     """``F += sum_i coef[i] @ phi_{omega_i}(X)`` for a group of blocks, chunk by chunk of rows.
 
     ``omega`` holds the group's frequencies stacked, shape ``(G * m, d)``, in the
-    working dtype; ``coef`` has shape ``(G, 2 m)``.
+    working dtype; ``coef`` has shape ``(G, 2 m)``, or ``(G, 2 m, S)`` for ``S``
+    settings at once (then ``F`` has shape ``(n, S)``).
     """
     m = coef.shape[1] // 2
     columns = omega.shape[0]
-    cos_coef = (coef[:, :m].ravel() / np.sqrt(m)).astype(X.dtype)
-    sin_coef = (coef[:, m:].ravel() / np.sqrt(m)).astype(X.dtype)
+    cos_coef = (coef[:, :m].reshape(-1, *coef.shape[2:]) / np.sqrt(m)).astype(X.dtype)
+    sin_coef = (coef[:, m:].reshape(-1, *coef.shape[2:]) / np.sqrt(m)).astype(X.dtype)
 
     def chunk(start, stop):
         cos_part = np.empty((stop - start, columns), X.dtype)
@@ -323,16 +327,8 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
         for start in range(0, n_iter, group):
             stop = min(start + group, n_iter)
             draws = [draw_rows(rng, splits, unlabeled, tradeoff, batch_size) for _ in range(start, stop)]
-            omega = np.concatenate([frequency_block(seed, i + 1, m, d, gamma) for i in range(start, stop)])
-            if keep:
-                blocks[start:stop] = omega.reshape(stop - start, m, d)
-            omega = omega.astype(dtype, copy=False)
-            if dense:
-                members, scores = None, base
-            else:
-                members = np.unique(np.concatenate([rows for draw in draws for split in draw for rows in split]))
-                local_of[members] = np.arange(members.size)
-                scores = base[members]
+            omega = _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype)
+            members, scores = _group_rows(dense, base, local_of, [draws])
             scale = _group_steps(Xw, members, omega, draws, scores, local_of, coef, base, start, scale,
                                  tradeoff=tradeoff, theta=theta, lam=lam, step_offset=step_offset,
                                  rows=row_threads, guard=guard)
@@ -346,6 +342,37 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     return model, base * scale
 
 
+def _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype):
+    """The stacked frequencies of blocks ``start + 1 .. stop`` in ``dtype``, kept in ``blocks`` unless it is None."""
+    omega = np.concatenate([frequency_block(seed, i + 1, m, d, gamma) for i in range(start, stop)])
+    if blocks is not None:
+        blocks[start:stop] = omega.reshape(stop - start, m, d)
+    return omega.astype(dtype, copy=False)
+
+
+def _group_rows(dense, base, local_of, draws):
+    """The group's rows (None: all rows) and their scores; ``draws`` holds lists of steps' draws.
+
+    In the sparse plan ``local_of`` maps each of the group's rows to its position among them.
+    """
+    if dense:
+        return None, base
+    members = np.unique(np.concatenate([rows for steps in draws for draw in steps for split in draw
+                                        for rows in split]))
+    local_of[members] = np.arange(members.size)
+    return members, base[members]
+
+
+def _member_features(X, members, omega, rows):
+    """``cos`` and ``sin`` features of the group's rows (all rows when ``members`` is None), split over threads."""
+    Xs = X if members is None else X[members]
+    cos_s = np.empty((Xs.shape[0], omega.shape[0]), X.dtype)
+    sin_s = np.empty_like(cos_s)
+    rows.run(lambda a, b: _features(Xs[a:b], omega, cos_s[a:b], sin_s[a:b]), Xs.shape[0],
+             max(1, -(-Xs.shape[0] // rows.n_jobs)))
+    return cos_s, sin_s
+
+
 def _group_steps(X, members, omega, draws, scores, local_of, coef, base, start, scale, *,
                  tradeoff, theta, lam, step_offset, rows, guard):
     """Take the steps ``start + 1 .. start + len(draws)`` of one group; return the new scale.
@@ -356,11 +383,7 @@ def _group_steps(X, members, omega, draws, scores, local_of, coef, base, start, 
     ``guard(scores, iteration=i)`` checks the scores each step reads.
     """
     m = coef.shape[1] // 2
-    Xs = X if members is None else X[members]
-    cos_s = np.empty((Xs.shape[0], omega.shape[0]), X.dtype)
-    sin_s = np.empty_like(cos_s)
-    rows.run(lambda a, b: _features(Xs[a:b], omega, cos_s[a:b], sin_s[a:b]), Xs.shape[0],
-             max(1, -(-Xs.shape[0] // rows.n_jobs)))
+    cos_s, sin_s = _member_features(X, members, omega, rows)
     for q, draw in enumerate(draws):
         i = start + q + 1
         sampled, weights = gradient_weights(draw, lambda r, s=scale: s * scores[local_of[r]], tradeoff)
@@ -381,3 +404,179 @@ def _group_steps(X, members, omega, draws, scores, local_of, coef, base, start, 
         step = (coef[i - 1] / np.sqrt(m)).astype(X.dtype)
         scores += cos_s[:, block] @ step[:m] + sin_s[:, block] @ step[m:]
     return scale
+
+
+def _draw_patterns(tradeoffs):
+    """Settings grouped by the splits that draw unlabeled rows (``tradeoff < 1``): pattern -> setting indices."""
+    patterns = {}
+    for g, weights in enumerate(tradeoffs):
+        patterns.setdefault(tuple(weights < 1.0), []).append(g)
+    return [np.array(settings) for settings in patterns.values()]
+
+
+def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch_size, n_components, gamma, seed,
+               block_storage="auto", max_memory=256 * 2**20, dtype=np.float64, n_jobs=1, verbose=False):
+    """Run the iteration of :func:`train` for ``S`` settings of the weights and the schedule in one pass.
+
+    Every setting gets what ``train`` gives it (same rows, same blocks, same
+    coefficients, to rounding): the frequency blocks and the features of the
+    sampled rows are computed once per group of steps, each setting keeps its
+    own coefficients and scores, and the all-row pass is one product with a
+    ``(G m) x S`` coefficient matrix.  Row sampling depends on which splits
+    draw unlabeled rows (``tradeoff < 1``); settings with the same pattern share
+    one sampling stream, and each pattern has its own stream started from
+    ``seed``, so every setting draws exactly the rows its own fit draws.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    codes : ndarray of int, shape (n,)
+    tradeoffs : ndarray of shape (S, k - 1)
+    lams, thetas, step_offsets : ndarray of shape (S,)
+        Each setting's regularisation, step scale and offset ``t0``.
+    n_iter, batch_size, n_components, gamma, seed, block_storage, max_memory, dtype, n_jobs, verbose
+        Shared by all settings, as in :func:`train`; ``max_memory`` must hold
+        the ``S x n_iter x 2 n_components`` coefficients.
+
+    Returns
+    -------
+    models : list
+        Per setting, its :class:`RandomFeatureModel` (the settings share the
+        kept blocks), or the :class:`qs3orao.divergence.DivergenceError` that
+        setting raised: a diverging setting is frozen at zero from then on and
+        leaves the others unchanged.
+    train_scores : ndarray of shape (n, S)
+        ``f_{t+1}`` of every setting at every row; NaN for a diverged setting.
+
+    Warns
+    -----
+    sklearn.exceptions.ConvergenceWarning
+        Per setting, as :func:`train` does.
+    """
+    n, d = X.shape
+    m = n_components
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float64, np.float32):
+        raise ValueError(f"dtype must be float64 or float32, got {dtype}")
+    tradeoffs = np.atleast_2d(np.asarray(tradeoffs, dtype=np.float64))
+    lams, thetas, step_offsets = (np.asarray(v, dtype=np.float64).reshape(-1) for v in (lams, thetas, step_offsets))
+    n_settings = tradeoffs.shape[0]
+    if not lams.size == thetas.size == step_offsets.size == n_settings:
+        raise ValueError(f"tradeoffs, lams, thetas and step_offsets must have one entry per setting, got "
+                         f"{n_settings}, {lams.size}, {thetas.size} and {step_offsets.size}")
+    work_bytes, keep = memory_plan(n_iter, m, d, block_storage, max_memory, n_settings=n_settings)
+    n_jobs = resolve_n_jobs(n_jobs)
+    splits, unlabeled = split_members(codes, tradeoffs.shape[1])
+    patterns = _draw_patterns(tradeoffs)
+    rngs = [sampling_rng(seed) for _ in patterns]
+    rows_per_step = batch_size * sum(int(np.sum(np.where(tradeoffs[p[0]] < 1.0, 3, 2))) for p in patterns)
+    dense, group = group_plan(n, rows_per_step, m, dtype.itemsize, work_bytes)
+    Xw = X.astype(dtype, copy=False)
+    base = np.zeros((n, n_settings))
+    local_of = np.arange(n) if dense else np.empty(n, dtype=np.int64)
+    coef = np.zeros((n_iter, 2 * m, n_settings))
+    blocks = np.empty((n_iter, m, d)) if keep else None
+    state = _PathState(lams, thetas, step_offsets, tradeoffs, n_iter)
+    progress = _Progress(n_iter, verbose)
+    with _Rows(n_jobs) as row_threads:
+        for start in range(0, n_iter, group):
+            stop = min(start + group, n_iter)
+            draws = [[draw_rows(rng, splits, unlabeled, tradeoffs[p[0]], batch_size) for _ in range(start, stop)]
+                     for rng, p in zip(rngs, patterns)]
+            omega = _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype)
+            members, scores = _group_rows(dense, base, local_of, draws)
+            _path_group_steps(Xw, members, omega, draws, patterns, scores, local_of, coef, base, start, state,
+                              rows=row_threads)
+            if not dense:
+                _accumulate(base, Xw, omega, coef[start:stop], row_threads, work_bytes)
+            state.guard(base, iteration=stop, coef=coef, scores=scores)
+            progress.update(stop)
+    models, train_scores = [], np.full((n, n_settings), np.nan)
+    for g in range(n_settings):
+        if state.errors[g] is not None:
+            models.append(state.errors[g])
+            continue
+        train_scores[:, g] = base[:, g] * state.scale[g]
+        models.append(RandomFeatureModel(seed=seed, gamma=gamma, n_features=d, coef=coef[:, :, g] * state.scale[g],
+                                         blocks=blocks, dtype=dtype, n_jobs=n_jobs, work_bytes=work_bytes))
+        warn_if_far(train_scores[:, g], codes, tradeoffs[g], **state.schedule(g))
+    return models, train_scores
+
+
+class _PathState:
+    """Per-setting schedule, global scale factor and divergence record of :func:`train_path`."""
+
+    def __init__(self, lams, thetas, step_offsets, tradeoffs, n_iter):
+        self.lams, self.thetas, self.step_offsets, self.tradeoffs = lams, thetas, step_offsets, tradeoffs
+        self.n_iter = n_iter
+        self.scale = np.ones(lams.size)
+        self.errors = [None] * lams.size
+        self.alive = np.ones(lams.size, dtype=bool)
+
+    def schedule(self, g):
+        return dict(n_iter=self.n_iter, lam=float(self.lams[g]), theta=float(self.thetas[g]),
+                    step_offset=float(self.step_offsets[g]))
+
+    def eta(self, i, settings):
+        """Step sizes of ``settings`` at iteration ``i``; 0 for a diverged setting (it stays at zero)."""
+        return np.where(self.alive[settings], self.thetas[settings] / (i + self.step_offsets[settings]), 0.0)
+
+    def guard(self, values, *, iteration, coef, scores, settings=None, rows=slice(None)):
+        """Record a :class:`DivergenceError` for every setting whose ``scale * values[rows]`` leaves the limit.
+
+        A diverged setting's coefficients and scores are zeroed, so it no longer affects any product.
+        """
+        settings = np.arange(self.scale.size) if settings is None else settings
+        largest = np.max(np.abs(values[rows][:, settings]), axis=0, initial=0.0) * np.abs(self.scale[settings])
+        for g in settings[self.alive[settings] & ~(largest <= SCORE_LIMIT)]:
+            try:
+                check_scores(self.scale[g] * values[rows, g], iteration=iteration, tradeoff=self.tradeoffs[g],
+                             **self.schedule(g))
+            except DivergenceError as error:
+                self.errors[g], self.alive[g], self.scale[g] = error, False, 1.0
+                coef[:, :, g] = 0.0
+                values[:, g] = 0.0
+                scores[:, g] = 0.0
+
+    def fold_small_scales(self, upto, coef, base, scores):
+        """Fold every vanishing scale factor into what is stored before it underflows (as :func:`train`)."""
+        for g in np.flatnonzero(np.abs(self.scale) < 1e-200):
+            coef[:upto, :, g] *= self.scale[g]
+            base[:, g] *= self.scale[g]
+            if scores is not base:
+                scores[:, g] *= self.scale[g]
+            self.scale[g] = 1.0
+
+
+def _path_group_steps(X, members, omega, draws, patterns, scores, local_of, coef, base, start, state, *, rows):
+    """Take the steps ``start + 1 ..`` of one group for every setting (see :func:`_group_steps`).
+
+    ``scores`` has one column per setting; ``draws[p][q]`` are the rows of
+    pattern ``p`` at step ``q``; ``coef[i - 1]`` receives every setting's
+    coefficients divided by its scale.
+    """
+    m = coef.shape[1] // 2
+    cos_s, sin_s = _member_features(X, members, omega, rows)
+    for q in range(len(draws[0])):
+        i = start + q + 1
+        block = slice(q * m, (q + 1) * m)
+        for settings, steps in zip(patterns, draws):
+            scale = state.scale[settings, None]
+            sampled, weights = gradient_weights(
+                steps[q], lambda r: scale * scores[local_of[r]][:, settings].T, state.tradeoffs[settings])
+            local = local_of[sampled]
+            state.guard(scores, iteration=i, coef=coef, scores=base, settings=settings, rows=local)
+            weights[~state.alive[settings]] = 0.0
+            eta = state.eta(i, settings)
+            alpha = (-eta / np.sqrt(m))[:, None] * np.concatenate(
+                [weights @ cos_s[local, block], weights @ sin_s[local, block]], axis=1)
+            state.scale[settings] *= 1.0 - eta * state.lams[settings]
+            state.fold_small_scales(i - 1, coef, base, scores)
+            coef[i - 1][:, settings] = alpha.T / state.scale[settings]
+        step = (coef[i - 1] / np.sqrt(m)).astype(X.dtype)
+
+        def update(a, b, block=block, step=step):
+            scores[a:b] += cos_s[a:b, block] @ step[:m] + sin_s[a:b, block] @ step[m:]
+
+        # S score columns per row: a product worth splitting over the row threads (fixed chunks, disjoint rows).
+        rows.run(update, scores.shape[0], max(1, -(-scores.shape[0] // rows.n_jobs)))

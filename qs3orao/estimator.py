@@ -6,12 +6,16 @@ import numbers
 
 import numpy as np
 
+from sklearn.base import clone
+
 from .base import OrdinalEstimator
-from .engine import BLOCK_STORAGE, resolve_n_jobs, train
+from .divergence import DivergenceError
+from .engine import BLOCK_STORAGE, resolve_n_jobs, train, train_path
 from .kernels import resolve_seed
 from .schedule import resolve_step_offset
 from .thresholds import ORDINAL_LOGISTIC, check_threshold_loss, fit_thresholds
-from .validation import UNLABELED, check_positive, check_semisupervised
+from .validation import (UNLABELED, check_path_settings, check_positive, check_semisupervised,
+                         check_semisupervised_tradeoff)
 
 __all__ = ["QS3ORAO"]
 
@@ -102,6 +106,8 @@ class QS3ORAO(OrdinalEstimator):
     n_iter_ : int
     theta_ : float
         The step scale used.
+    tradeoff_ : ndarray of shape (k - 1,)
+        The split weights used.
     step_offset_ : float
         The offset ``t0`` used (the chosen one under "auto").
     seed_ : int
@@ -120,6 +126,11 @@ class QS3ORAO(OrdinalEstimator):
     >>> model.thresholds_.shape
     (3,)
     """
+
+    #: The parameters :meth:`fit_path` may vary between settings (all others are shared).
+    PATH_PARAMS = ("lam", "tradeoff", "theta", "step_offset")
+    #: The tuning uses :meth:`fit_path` for any group of at least this many settings.
+    PATH_MIN_SETTINGS = 2
 
     def __init__(self, *, n_iter=1000, batch_size=16, n_components=32, gamma=1.0, lam=1.0, theta=None,
                  step_offset=0, tradeoff=0.5, threshold_loss=ORDINAL_LOGISTIC, classes=None, block_storage="auto",
@@ -172,15 +183,85 @@ class QS3ORAO(OrdinalEstimator):
         self._check_params()
         X, codes, self.classes_, weights = check_semisupervised(X, y, tradeoff=self.tradeoff, classes=self.classes)
         self.seed_ = resolve_seed(self.random_state)
+        self._resolve_schedule(weights)
+        model, train_scores = train(
+            X, codes, weights, n_iter=self.n_iter, batch_size=self.batch_size, n_components=self.n_components,
+            gamma=float(self.gamma), lam=float(self.lam), theta=self.theta_, seed=self.seed_,
+            step_offset=self.step_offset_, **self._engine_options())
+        return self._finish(X, codes, model, train_scores)
+
+    def fit_path(self, X, y, settings):
+        """Fit one model per setting of ``lam``, ``tradeoff``, ``theta`` and ``step_offset`` in one pass.
+
+        Every other parameter, and the seed, is shared: the sampled rows, the
+        frequency blocks and their features are computed once for all settings
+        (:func:`qs3orao.engine.train_path`), in one pass when their ``S x n_iter x
+        2 n_components`` coefficients take at most half of ``max_memory``, else
+        in as few passes as keep them there.  Training also holds ``S`` score
+        vectors of length ``n_samples``.  Each returned model equals
+        ``clone(self).set_params(**setting).fit(X, y)`` to rounding, with
+        ``random_state`` resolved once (``seed_`` is the same for all).  The
+        default ``theta`` (``1.5 / lam``) and ``step_offset="auto"`` are
+        resolved per setting, as ``fit`` does.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        settings : sequence of dict
+            Each maps some of :attr:`PATH_PARAMS` to values; missing ones keep this estimator's.
+
+        Returns
+        -------
+        list
+            Per setting, the fitted :class:`QS3ORAO`, or the
+            :class:`qs3orao.DivergenceError` that setting raised (the others are
+            unaffected: they are what their own fit gives).
+
+        Raises
+        ------
+        ValueError
+            If a setting names a parameter outside :attr:`PATH_PARAMS` or
+            ``settings`` is empty; any invalid value as ``fit`` raises it.
+        """
+        settings = check_path_settings(settings, self.PATH_PARAMS)
+        self._check_params()
+        estimators = [clone(self).set_params(**setting) for setting in settings]
+        for estimator in estimators:
+            estimator._check_params()
+        X, codes, classes, _ = check_semisupervised(X, y, tradeoff=1.0, classes=self.classes)
+        seed = resolve_seed(self.random_state)
+        for estimator in estimators:
+            estimator.classes_, estimator.seed_ = classes, seed
+            estimator._resolve_schedule(check_semisupervised_tradeoff(estimator.tradeoff, codes, classes.size - 1))
+        # As many settings per pass as keep their coefficients within half of max_memory (at least one).
+        per_pass = max(1, int(self.max_memory // (2 * self.n_iter * 2 * self.n_components * 8)))
+        fitted = []
+        for start in range(0, len(estimators), per_pass):
+            batch = estimators[start:start + per_pass]
+            models, train_scores = train_path(
+                X, codes, np.array([e.tradeoff_ for e in batch]), lams=[float(e.lam) for e in batch],
+                thetas=[e.theta_ for e in batch], step_offsets=[e.step_offset_ for e in batch],
+                n_iter=self.n_iter, batch_size=self.batch_size, n_components=self.n_components,
+                gamma=float(self.gamma), seed=seed, **self._engine_options())
+            fitted += [model if isinstance(model, DivergenceError) else estimator._finish(X, codes, model, scores)
+                       for estimator, model, scores in zip(batch, models, train_scores.T)]
+        return fitted
+
+    def _resolve_schedule(self, weights):
+        """Set ``tradeoff_``, ``theta_`` and ``step_offset_`` for the validated split weights."""
+        self.tradeoff_ = weights
         self.theta_ = 1.5 / self.lam if self.theta is None else float(self.theta)
         self.step_offset_ = resolve_step_offset(self.step_offset, theta=self.theta_, lam=float(self.lam),
                                                 tradeoff=weights)
-        self._model, self.train_scores_ = train(
-            X, codes, weights, n_iter=self.n_iter, batch_size=self.batch_size, n_components=self.n_components,
-            gamma=float(self.gamma), lam=float(self.lam), theta=self.theta_, seed=self.seed_,
-            step_offset=self.step_offset_,
-            block_storage=self.block_storage, max_memory=self.max_memory, dtype=_DTYPES[self.dtype],
-            n_jobs=self.n_jobs, verbose=self.verbose)
+
+    def _engine_options(self):
+        return dict(block_storage=self.block_storage, max_memory=self.max_memory, dtype=_DTYPES[self.dtype],
+                    n_jobs=self.n_jobs, verbose=self.verbose)
+
+    def _finish(self, X, codes, model, train_scores):
+        """Store the trained model and fit the thresholds on the labeled rows' scores."""
+        self._model, self.train_scores_ = model, np.ascontiguousarray(train_scores)
         labeled = codes != UNLABELED
         self.thresholds_, self.threshold_intervals_ = fit_thresholds(
             self.train_scores_[labeled], codes[labeled], self.classes_.size, self.threshold_loss,

@@ -23,10 +23,10 @@ import numpy as np
 
 from .kernels import gaussian_kernel
 from .objective import ordinal_risk
-from .quadratic import ordinal_pairwise_risk, solve_kernel_expansion
+from .quadratic import ordinal_pairwise_risk, solve_kernel_expansion, solve_kernel_expansion_path
 from .validation import check_features, check_positive, check_semisupervised
 
-__all__ = ["ExactSolution", "exact_solution", "objective_value"]
+__all__ = ["ExactSolution", "exact_solution", "exact_solution_path", "objective_value"]
 
 
 @dataclass(frozen=True)
@@ -86,3 +86,24 @@ def exact_solution(X, y, *, gamma, lam, tradeoff=1.0, classes=None):
     K = gaussian_kernel(X, gamma=gamma)
     coef = solve_kernel_expansion(K, codes, ordinal_pairwise_risk(levels.size, weights), lam)
     return ExactSolution(X=X, coef=coef, gamma=gamma, lam=lam, codes=codes, tradeoff=weights, kernel=K)
+
+
+def exact_solution_path(X, y, *, gamma, lams, tradeoff=1.0, classes=None):
+    """:func:`exact_solution` for every ``lam`` of ``lams``, from one eigendecomposition.
+
+    See :func:`qs3orao.quadratic.solve_kernel_expansion_path`: ``O(n^3)`` once,
+    then ``O(n^2)`` per value, instead of one ``O(n^3)`` solve per value.
+
+    Returns
+    -------
+    list of ExactSolution
+        One per value of ``lams``, in order.
+    """
+    check_positive(gamma, "gamma")
+    for lam in lams:
+        check_positive(lam, "lam")
+    X, codes, levels, weights = check_semisupervised(X, y, tradeoff=tradeoff, classes=classes)
+    K = gaussian_kernel(X, gamma=gamma)
+    coefs = solve_kernel_expansion_path(K, codes, ordinal_pairwise_risk(levels.size, weights), lams)
+    return [ExactSolution(X=X, coef=coef, gamma=gamma, lam=lam, codes=codes, tradeoff=weights, kernel=K)
+            for lam, coef in zip(lams, coefs)]

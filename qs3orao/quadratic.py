@@ -31,13 +31,15 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
+from threadpoolctl import threadpool_limits
 
 from .chunking import chunk_rows
 from .objective import pair_risk
 from .validation import UNLABELED
 
 __all__ = ["PairTerm", "PairwiseRisk", "QuadraticForm", "GroupMoments", "split_groups", "samult_risk",
-           "pnu_risk", "ordinal_pairwise_risk", "solve_feature_space", "solve_kernel_expansion", "rows_in"]
+           "pnu_risk", "ordinal_pairwise_risk", "solve_feature_space", "solve_feature_space_path", "solve_kernel_expansion",
+           "solve_kernel_expansion_path", "kernel_root", "rows_in"]
 
 
 def rows_in(codes, atoms):
@@ -262,6 +264,11 @@ class GroupMoments:
         return cls(counts, sums, second, weighted, risk)
 
 
+def _warn_not_convex():
+    warnings.warn("the regularised risk is not convex here (its Hessian is not positive definite); "
+                  "returning its stationary point", RuntimeWarning, stacklevel=4)
+
+
 def _solve_symmetric(system, rhs, rebuild):
     """Solve ``system x = rhs`` by Cholesky; if not positive definite, warn and use LDL^T.
 
@@ -270,9 +277,58 @@ def _solve_symmetric(system, rhs, rebuild):
     factor, info = linalg.lapack.dpotrf(system, lower=False, overwrite_a=True)
     if info == 0:
         return linalg.cho_solve((factor, False), rhs, check_finite=False)
-    warnings.warn("the regularised risk is not convex here (its Hessian is not positive definite); "
-                  "returning its stationary point", RuntimeWarning, stacklevel=3)
+    _warn_not_convex()
     return linalg.solve(rebuild(), rhs, assume_a="sym", check_finite=False)
+
+
+def _check_lams(lams):
+    lams = np.asarray(lams, dtype=np.float64).reshape(-1)
+    if lams.size == 0 or not np.all(np.isfinite(lams)) or np.any(lams <= 0):
+        raise ValueError(f"lams must be one or more finite values > 0, got {lams.tolist()}")
+    return lams
+
+
+def _eigh(matrix):
+    """Eigenvalues and eigenvectors of a symmetric matrix (overwritten), on one BLAS thread.
+
+    The tridiagonal reduction is bound by matrix-vector products that synchronise
+    the threads at every column: on the shared 2-core machine (load 9-13) a
+    2-thread ``eigh`` of a 1000 x 1000 matrix took 17-21 s against 0.48 s on one
+    thread, and the tuning jobs run on one thread anyway.
+    """
+    with threadpool_limits(limits=1, user_api="blas"):
+        return linalg.eigh(matrix, overwrite_a=True, check_finite=False)
+
+
+def _shifted_solves(values, vectors, rhs, lams):
+    """``(V diag(values) V^T + lam I)^{-1} rhs`` for every ``lam``, rows of the result; warns when one is not definite."""
+    if np.any(values.min() + lams <= 0):
+        _warn_not_convex()
+    projected = vectors.T @ rhs
+    return (vectors @ (projected[:, None] / (values[:, None] + lams[None, :]))).T
+
+
+def _feature_space_problem(moments, risk):
+    """``build()`` making the Hessian of ``R(Phi alpha)`` in ``alpha`` (without ``lam``), and ``-grad R(0)``."""
+    form = risk.quadratic(moments.counts)
+    group_sums = np.array([sum(moments.sums[a] for a in group if a in moments.sums) for group in form.groups])
+
+    def build():
+        if moments.weighted is not None:
+            if moments.risk is not risk:
+                raise ValueError("these moments were weighted for another risk")
+            system, moments.weighted = moments.weighted, None
+        else:
+            system = _zeros(group_sums.shape[1])
+            for atom, weight in form.diag.items():
+                if weight != 0.0:
+                    linalg.blas.daxpy(moments.second[atom].ravel("F"), system.ravel("F"), a=weight)
+        linalg.blas.dgemm(1.0, group_sums, form.coupling @ group_sums, beta=1.0, c=system, trans_a=True,
+                          overwrite_c=True)
+        return system
+
+    gradient = sum(form.grad[a] * moments.sums[a] for a in moments.sums)
+    return build, -gradient
 
 
 def solve_feature_space(moments, risk, lam):
@@ -290,26 +346,40 @@ def solve_feature_space(moments, risk, lam):
     -------
     ndarray of shape (b,)
     """
-    form = risk.quadratic(moments.counts)
-    group_sums = np.array([sum(moments.sums[a] for a in group if a in moments.sums) for group in form.groups])
+    hessian, rhs = _feature_space_problem(moments, risk)
 
     def build():
-        if moments.weighted is not None:
-            if moments.risk is not risk:
-                raise ValueError("these moments were weighted for another risk")
-            system, moments.weighted = moments.weighted, None
-        else:
-            system = _zeros(group_sums.shape[1])
-            for atom, weight in form.diag.items():
-                if weight != 0.0:
-                    linalg.blas.daxpy(moments.second[atom].ravel("F"), system.ravel("F"), a=weight)
-        linalg.blas.dgemm(1.0, group_sums, form.coupling @ group_sums, beta=1.0, c=system, trans_a=True,
-                          overwrite_c=True)
+        system = hessian()
         system[np.diag_indices_from(system)] += lam
         return system
 
-    gradient = sum(form.grad[a] * moments.sums[a] for a in moments.sums)
-    return _solve_symmetric(build(), -gradient, build)
+    return _solve_symmetric(build(), rhs, build)
+
+
+def solve_feature_space_path(moments, risk, lams):
+    """:func:`solve_feature_space` for every ``lam`` of ``lams`` from one eigendecomposition.
+
+    The system is ``A + lam I`` with ``A = V diag(a) V^T`` symmetric, so
+    ``alpha(lam) = V diag(1 / (a + lam)) V^T r``: one ``O(b^3)`` decomposition,
+    then ``O(b^2)`` per value.  It warns, as the separate solves do, when some
+    ``A + lam I`` is not positive definite.
+
+    Returns
+    -------
+    ndarray of shape (len(lams), b)
+    """
+    lams = _check_lams(lams)
+    hessian, rhs = _feature_space_problem(moments, risk)
+    values, vectors = _eigh(hessian())
+    return _shifted_solves(values, vectors, rhs, lams)
+
+
+def _kernel_expansion_problem(K, codes, risk):
+    """Diagonal ``d``, indicators ``E``, coupling ``C`` of ``H = diag(d) + E C E^T`` and the gradient ``g`` at 0."""
+    counts = {int(a): int(np.sum(codes == a)) for a in np.unique(codes)}
+    form = risk.quadratic(counts)
+    indicators = np.stack([rows_in(codes, group) for group in form.groups], axis=1).astype(np.float64)
+    return form.per_row(form.diag, codes), indicators, form.coupling, form.per_row(form.grad, codes)
 
 
 def solve_kernel_expansion(K, codes, risk, lam, system=None):
@@ -331,16 +401,66 @@ def solve_kernel_expansion(K, codes, risk, lam, system=None):
     -------
     ndarray of shape (n,)
     """
-    counts = {int(a): int(np.sum(codes == a)) for a in np.unique(codes)}
-    form = risk.quadratic(counts)
-    indicators = np.stack([rows_in(codes, group) for group in form.groups], axis=1).astype(np.float64)
-    low_rank = form.coupling @ (indicators.T @ K)
+    diag, indicators, coupling, grad = _kernel_expansion_problem(K, codes, risk)
+    low_rank = coupling @ (indicators.T @ K)
     system = np.empty_like(K) if system is None else system
-    np.multiply(form.per_row(form.diag, codes)[:, None], K, out=system)
+    np.multiply(diag[:, None], K, out=system)
     step = chunk_rows(K.shape[0])
     for start in range(0, K.shape[0], step):
         system[start:start + step] += indicators[start:start + step] @ low_rank
     system[np.diag_indices_from(system)] += lam
     # LAPACK is column-major: factor the transpose in place and solve with trans=1.
     lu, piv = linalg.lu_factor(system.T, overwrite_a=True, check_finite=False)
-    return linalg.lu_solve((lu, piv), -form.per_row(form.grad, codes), trans=1, check_finite=False)
+    return linalg.lu_solve((lu, piv), -grad, trans=1, check_finite=False)
+
+
+def kernel_root(K):
+    """The symmetric square root ``K^{1/2}`` of a kernel matrix (its rounding-level negative eigenvalues set to 0)."""
+    values, vectors = _eigh(np.array(K))
+    return (vectors * np.sqrt(np.clip(values, 0.0, None))) @ vectors.T
+
+
+def solve_kernel_expansion_path(K, codes, risk, lams, root=None):
+    r""":func:`solve_kernel_expansion` for every ``lam`` of ``lams`` from one symmetric eigendecomposition.
+
+    With ``R = K^{1/2}`` and ``z = R c``, the system ``(H K + lam I) c = r``
+    multiplied by ``R`` is ``(R H R + lam I) z = R r``, symmetric in ``z`` (also
+    when ``K`` or ``H`` is singular).  One eigendecomposition of ``R H R``
+    gives ``z`` for every ``lam`` in ``O(n^2)``; then the scores are
+    ``F = K c = R z`` and the system itself gives ``c = (r - H F) / lam``
+    (``H`` applied in ``O(n)`` from its structure).  The division by ``lam``
+    magnifies the rounding of ``F``, so one step of iterative refinement (the
+    residual of the original system, solved the same way, ``O(n^2)``) brings
+    every solution to the residual a direct solve leaves.  Cost: one ``n^3``
+    product and one eigendecomposition, against one LU factorisation per value.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+    codes : ndarray of int, shape (n,)
+    risk : PairwiseRisk
+    lams : array-like of float > 0
+    root : ndarray of shape (n, n), optional
+        :func:`kernel_root` ``(K)``, when already computed (it depends on ``K`` only).
+
+    Returns
+    -------
+    ndarray of shape (len(lams), n)
+    """
+    lams = _check_lams(lams)
+    diag, indicators, coupling, grad = _kernel_expansion_problem(K, codes, risk)
+    root = kernel_root(K) if root is None else root
+    spread = root @ indicators
+    system = (root * diag[None, :]) @ root + spread @ coupling @ spread.T
+    values, vectors = _eigh(system)
+
+    def curvature(F):  # rows H f for the rows f of F
+        return F * diag[None, :] + (F @ indicators) @ coupling.T @ indicators.T
+
+    def solve(rhs):  # row l solves (H K + lams[l] I) c = rhs[l]
+        z = ((rhs @ root) @ vectors / (values[None, :] + lams[:, None])) @ vectors.T
+        return (rhs - curvature(z @ root)) / lams[:, None]
+
+    rhs = np.broadcast_to(-grad, (lams.size, grad.size))
+    coef = solve(rhs)
+    return coef + solve(rhs - curvature(coef @ K) - lams[:, None] * coef)

@@ -39,7 +39,9 @@ def gradient_weights(draws, scores, tradeoff):
     This is the paper's Equation (11), with the ``l_5``/``l_6`` terms attached
     to ``x_u`` and ``x_n`` as the derivative demands (Algorithm 1 swaps them):
     the gradient of :func:`qs3orao.objective.split_risk` on the sampled scores,
-    averaged over splits, evaluated for all splits at once.
+    averaged over splits, evaluated for all splits at once.  Several settings
+    that sampled the same rows (the one-pass path of :func:`qs3orao.engine.train_path`)
+    are evaluated at once along leading axes of ``scores`` and ``tradeoff``.
 
     Parameters
     ----------
@@ -47,33 +49,38 @@ def gradient_weights(draws, scores, tradeoff):
         Output of :func:`draw_rows`: every split's positives and negatives,
         and its unlabeled rows (or none), have one common batch size.
     scores : callable
-        Maps row indices to the current scores ``f(x)`` of those rows; called once.
-    tradeoff : ndarray of shape (k - 1,)
+        Maps row indices to the current scores ``f(x)`` of those rows, shape
+        ``(..., rows)``; called once.
+    tradeoff : ndarray of shape (..., k - 1)
+        One weight vector per setting; all settings draw unlabeled rows for the same splits.
 
     Returns
     -------
     rows : ndarray of int
-    weights : ndarray of float
+    weights : ndarray of float, shape (..., rows)
     """
     pos = np.stack([p for p, _, _ in draws])
     neg = np.stack([n for _, n, _ in draws])
-    semi = np.flatnonzero([u.size > 0 and weight < 1.0 for (_, _, u), weight in zip(draws, tradeoff)])
+    semi = np.flatnonzero([u.size > 0 and np.all(tradeoff[..., j] < 1.0) for j, (_, _, u) in enumerate(draws)])
     unl = np.stack([draws[j][2] for j in semi]) if semi.size else pos[:0]
     rows = np.concatenate([pos.ravel(), neg.ravel(), unl.ravel()])
     f = scores(rows)
-    fp, fn, fu = f[:pos.size].reshape(pos.shape), f[pos.size:2 * pos.size].reshape(neg.shape), f[2 * pos.size:]
-    fu = fu.reshape(unl.shape)
+    lead = f.shape[:-1]
+    fp = f[..., :pos.size].reshape(lead + pos.shape)
+    fn = f[..., pos.size:2 * pos.size].reshape(lead + neg.shape)
+    fu = f[..., 2 * pos.size:].reshape(lead + unl.shape)
     batch = pos.shape[1]
-    mean_p, mean_n = fp.mean(axis=1, keepdims=True), fn.mean(axis=1, keepdims=True)
-    labeled_weight = tradeoff[:, None]
+    mean_p, mean_n = fp.mean(axis=-1, keepdims=True), fn.mean(axis=-1, keepdims=True)
+    labeled_weight = tradeoff[..., None]
     grad_p = -2.0 * labeled_weight * (1.0 - fp + mean_n) / batch
     grad_n = 2.0 * labeled_weight * (1.0 - mean_p + fn) / batch
-    grad_u = fu[:0]
+    grad_u = fu[..., :0, :]
     if semi.size:
-        unlabeled_weight = 1.0 - tradeoff[semi, None]
-        mean_u = fu.mean(axis=1, keepdims=True)
-        grad_p[semi] -= 2.0 * unlabeled_weight * (1.0 - fp[semi] + mean_u) / batch
-        grad_n[semi] += 2.0 * unlabeled_weight * (1.0 - mean_u + fn[semi]) / batch
-        grad_u = 2.0 * unlabeled_weight * ((1.0 - mean_p[semi] + fu) - (1.0 - fu + mean_n[semi])) / batch
-    weights = np.concatenate([grad_p.ravel(), grad_n.ravel(), grad_u.ravel()])
-    return rows, weights / tradeoff.size
+        unlabeled_weight = 1.0 - tradeoff[..., semi, None]
+        mean_u = fu.mean(axis=-1, keepdims=True)
+        grad_p[..., semi, :] -= 2.0 * unlabeled_weight * (1.0 - fp[..., semi, :] + mean_u) / batch
+        grad_n[..., semi, :] += 2.0 * unlabeled_weight * (1.0 - mean_u + fn[..., semi, :]) / batch
+        grad_u = 2.0 * unlabeled_weight * ((1.0 - mean_p[..., semi, :] + fu) - (1.0 - fu + mean_n[..., semi, :])) / batch
+    weights = np.concatenate([grad_p.reshape(lead + (-1,)), grad_n.reshape(lead + (-1,)),
+                              grad_u.reshape(lead + (-1,))], axis=-1)
+    return rows, weights / tradeoff.shape[-1]

@@ -166,11 +166,16 @@ def check_semisupervised(X, y, *, tradeoff=1.0, classes=None):
     y = check_labels(y, X.shape[0])
     levels = ordinal_classes(y, classes)
     codes = split_codes(y, levels)
-    weights = check_tradeoff(tradeoff, levels.size - 1)
+    return X, codes, levels, check_semisupervised_tradeoff(tradeoff, codes, levels.size - 1)
+
+
+def check_semisupervised_tradeoff(tradeoff, codes, n_splits):
+    """:func:`check_tradeoff`, and unlabeled rows among ``codes`` whenever some weight is below one."""
+    weights = check_tradeoff(tradeoff, n_splits)
     if np.any(weights < 1) and not np.any(codes == UNLABELED):
         raise ValueError("no unlabeled rows (y == -1) were given, but some tradeoff value is below 1; "
                          "use tradeoff=1 for a purely supervised fit")
-    return X, codes, levels, weights
+    return weights
 
 
 def check_positive(value, name, *, integer=False):
@@ -181,3 +186,26 @@ def check_positive(value, name, *, integer=False):
     if not value > 0 or not np.isfinite(value):
         raise ValueError(f"{name} must be > 0, got {value!r}")
     return value
+
+
+def check_path_settings(settings, path_params):
+    """``settings`` as a non-empty list of dicts naming only ``path_params`` (the parameters a ``fit_path`` varies).
+
+    Raises
+    ------
+    TypeError
+        If a setting is not a dict.
+    ValueError
+        If there is no setting or one names another parameter.
+    """
+    settings = list(settings)
+    if not settings:
+        raise ValueError("settings must hold at least one setting, got none")
+    for setting in settings:
+        if not isinstance(setting, dict):
+            raise TypeError(f"settings must be dicts of parameters, got {type(setting).__name__}")
+        other = sorted(set(setting) - set(path_params))
+        if other:
+            raise ValueError(f"settings may vary only {tuple(path_params)}, got {other}; "
+                             "fit_path shares every other parameter")
+    return settings

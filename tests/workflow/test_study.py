@@ -140,7 +140,8 @@ def test_a_method_registered_at_run_time_runs_through_tuning_training_table_and_
                 tuned = [str(tmp_path / "tuning" / f"{label}{trial}.json")]
                 tune_job(job(tmp_path, "tune", input={"X": data["X.npy"], "y": data["y.npy"]}, output={"json": tuned[0]},
                              params={"spec": spec, "grid": grid, "n_labeled": 100, "n_unlabeled": "100",
-                                     "n_folds": 2, "base_seed": 0, "kernel_width": "literal"},
+                                     "n_folds": 2, "early_stopping": None, "base_seed": 0,
+                                     "kernel_width": "literal"},
                              wildcards=wildcards))
             result = tmp_path / "runs" / f"{label}{trial}.json"
             inputs = {"X": data["X.npy"], "y": data["y.npy"], **({"tuned": tuned[0]} if tuned else {})}

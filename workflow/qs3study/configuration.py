@@ -186,7 +186,17 @@ def check_methods(config, datasets):
                 raise configuration_error(f"methods.{label}.grid_range.{name}", f"expected a parameter of "
                                           f"{entry['method']!r} and [low, high] with low < high, got {[low, high]}")
         if isinstance(entry["grid"], dict):
-            for name, values in entry["grid"].items():
+            from .tuning import STAGED, resolve_grid  # here: qs3study.tuning imports this module
+
+            staged = STAGED in entry["grid"]
+            try:
+                resolve_grid(entry["method"], entry["grid"])
+            except ValueError as error:
+                raise configuration_error(f"methods.{label}.grid", str(error)) from None
+            searched = dict(entry["grid"][STAGED]) if staged else dict(entry["grid"])
+            if staged and "split_values" in entry["grid"]:
+                searched[tuning_grid(entry["method"]).split_param] = entry["grid"]["split_values"]
+            for name, values in searched.items():
                 if name not in accepted:
                     raise configuration_error(f"methods.{label}.grid", f"{name!r} is not a parameter of "
                                               f"{entry['method']!r}")

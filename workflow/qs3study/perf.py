@@ -13,9 +13,11 @@ import time
 import tracemalloc
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded
 from qs3orao import QS3ORAO
+from qs3orao.exact import exact_solution, exact_solution_path
 from qs3orao._reference import reference_decision_function, reference_fit
 from qs3orao.datasets.generated import make_latent_regression
 from qs3orao.engine import _accumulate, _Rows, group_plan, memory_plan, resolve_n_jobs, train
@@ -27,7 +29,7 @@ from .runtime import setup_logging
 from .time_to_accuracy import time_to_accuracy_rows
 
 __all__ = ["ordinal_problem", "speedup_vs_reference", "fit_over_floor", "throughput_vs_gemm", "crossover_unlabeled",
-           "summary_rows", "perf_job"]
+           "grid_pass_ratio", "lam_path_ratio", "summary_rows", "perf_job"]
 
 
 def _timed(func):
@@ -179,6 +181,72 @@ def crossover_unlabeled(*, n_features, n_classes, n_labeled, sizes, params, base
     return rows
 
 
+def _median_times(funcs, repeat):
+    """Median wall time of each function over ``repeat`` rounds, the functions alternating within a round."""
+    times = [[] for _ in funcs]
+    outs = [None] * len(funcs)
+    for _ in range(repeat):
+        for i, func in enumerate(funcs):
+            elapsed, outs[i] = _timed(func)
+            times[i].append(elapsed)
+    return [float(np.median(t)) for t in times], outs
+
+
+def grid_pass_ratio(*, n_samples, n_features, n_classes, n_labeled, params, lams, tradeoffs, repeat=3, seed=0):
+    """Time of one ``QS3ORAO.fit_path`` over every (``lam``, shared trade-off) pair / time of one fit.
+
+    The single fit is the grid's first setting; the largest difference of its
+    scores from the path's same setting is in the detail.
+    """
+    X, y = ordinal_problem(n_samples, n_features, n_classes, n_labeled, seed)
+    grid = [dict(lam=float(lam), tradeoff=float(t)) for lam in lams for t in tradeoffs]
+    estimator = QS3ORAO(**params, random_state=seed)
+    one = QS3ORAO(**{**params, **grid[0]}, random_state=seed)
+    (t_one, t_path), (fit, path) = _median_times([lambda: one.fit(X, y), lambda: estimator.fit_path(X, y, grid)],
+                                                 repeat)
+    gap = np.abs(path[0].train_scores_ - fit.train_scores_).max()
+    diverged = sum(not isinstance(p, QS3ORAO) for p in path)
+    return [(f"grid_pass_ratio[{len(grid)}]", t_path / t_one,
+             f"fit_path over {len(lams)} lam x {len(tradeoffs)} tradeoff {t_path:.2f} s / one fit {t_one:.2f} s "
+             f"(medians of {repeat}, alternating); n={n_samples} d={n_features} k={n_classes} "
+             f"n_iter={fit.n_iter} m={fit.n_components} batch={fit.batch_size} n_jobs={fit.n_jobs}; "
+             f"{diverged} settings diverged; max |path - own fit| of the shared setting = {gap:.1e}")]
+
+
+def lam_path_ratio(*, n_samples, n_features, n_classes, n_labeled, gamma, lams, tradeoff, pnu_mix, repeat=3,
+                   blas_threads=1, seed=0):
+    """Time of each exact solver's ``lam`` path / time of one solve (kernel work included in both).
+
+    Both sides run on ``blas_threads`` BLAS threads, as the tuning jobs do (one);
+    on a loaded machine more threads slow the factorisations of both sides
+    erratically, which would make the ratio measure the load.
+    """
+    X, y = ordinal_problem(n_samples, n_features, n_classes, n_labeled, seed)
+    lams = [float(lam) for lam in lams]
+    solvers = {
+        "M-PNU-AUC": (lambda: MPNUAUC(gamma=gamma, lam=lams[0], pnu_mix=pnu_mix).fit(X, y),
+                      lambda: MPNUAUC(gamma=gamma, pnu_mix=pnu_mix).fit_path(X, y, [dict(lam=v) for v in lams]),
+                      lambda fit: fit.train_scores_),
+        "M-SAMULT": (lambda: MSAMULT(gamma=gamma, lam=lams[0], tradeoff=tradeoff).fit(X, y),
+                     lambda: MSAMULT(gamma=gamma, tradeoff=tradeoff).fit_path(X, y, [dict(lam=v) for v in lams]),
+                     lambda fit: fit.train_scores_),
+        "exact": (lambda: exact_solution(X, y, gamma=gamma, lam=lams[0], tradeoff=tradeoff),
+                  lambda: exact_solution_path(X, y, gamma=gamma, lams=lams, tradeoff=tradeoff),
+                  lambda fit: fit.train_scores),
+    }
+    rows = []
+    for name, (one, path, scores) in solvers.items():
+        with threadpool_limits(limits=blas_threads, user_api="blas"):
+            (t_one, t_path), (fit, fits) = _median_times([one, path], repeat)
+        gap = np.abs(scores(fits[0]) - scores(fit)).max() / np.abs(scores(fit)).max()
+        rows.append((f"lam_path_ratio[{name}]", t_path / t_one,
+                     f"path over {len(lams)} lam values {t_path:.2f} s / one solve {t_one:.2f} s (medians of {repeat}, "
+                     f"alternating, {blas_threads} BLAS thread(s)); n={n_samples} d={n_features} k={n_classes} gamma={gamma}; "
+                     f"relative "
+                     f"|path - own solve| at lam={lams[0]:g}: {gap:.1e}"))
+    return rows
+
+
 def summary_rows(settings, figure_paths=()):
     """Every measurement of this module and the time to accuracy (drawn to ``figure_paths``), in table order."""
     seed = settings["seed"]
@@ -186,6 +254,8 @@ def summary_rows(settings, figure_paths=()):
     rows += fit_over_floor(**settings["floor"], seed=seed)
     rows += crossover_unlabeled(**settings["crossover"], seed=seed)
     rows += throughput_vs_gemm(**settings["throughput"])
+    rows += grid_pass_ratio(**settings["grid_pass"], seed=seed)
+    rows += lam_path_ratio(**settings["lam_path"], seed=seed)
     rows += time_to_accuracy_rows(**settings["time_to_accuracy"], figure_paths=figure_paths)
     return rows
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
-from baselines.model_selection import CVResult, cross_validate_params
+from baselines.model_selection import CVResult, Halving, cross_validate_params
 from baselines.registry import TuningGrid, tuning_grid
 from qs3orao.datasets import semisupervised_split
 
@@ -16,7 +17,11 @@ from .files import write_json
 from .kernel_width import absolute_params, gamma_scale, grid_edges
 from .runtime import limit_threads, setup_logging
 
-__all__ = ["resolve_grid", "fixed_params", "scaled_grid", "WINDOW", "widened_search", "tune_job"]
+__all__ = ["STAGED", "WINDOW", "resolve_grid", "halving", "fixed_params", "scaled_grid", "widened_search",
+           "tune_job"]
+
+#: The key of a ``grid:`` mapping that keeps the staged search with the user's stage-1 values.
+STAGED = "staged"
 
 #: Values of a widened parameter searched per round: consecutive powers of two, as many as the paper's grid.
 WINDOW = 7
@@ -30,12 +35,34 @@ def resolve_grid(method, grid):
     method : str
         Registered method name.
     grid : "registry" or dict
-        ``"registry"``: the paper's staged search (the method's registered grid);
-        a mapping parameter -> values: their full product, nothing else.
+        ``"registry"``: the paper's staged search (the method's registered grid).
+        ``{"staged": {parameter: values}, "split_values": [...], "per_split": bool}``:
+        the same staged search with stage 1's product over the given values,
+        stages 2-3 over ``split_values`` (default: the registered ones), stage 3
+        skipped when ``per_split`` is false.
+        Any other mapping parameter -> values: their full product, nothing else
+        (the split weight is not searched: it keeps its configured value).
+
+    Raises
+    ------
+    ValueError
+        If a staged form sets split weights for a method without any.
     """
     if grid == "registry":
         return tuning_grid(method)
-    return TuningGrid(grid={name: tuple(values) for name, values in grid.items()})
+    if STAGED not in grid:
+        return TuningGrid(grid={name: tuple(values) for name, values in grid.items()})
+    registered = tuning_grid(method)
+    if registered.split_param is None and {"split_values", "per_split"} & set(grid):
+        raise ValueError(f"grid.split_values and grid.per_split need a method with split weights; {method!r} has none")
+    return replace(registered, grid={name: tuple(values) for name, values in grid[STAGED].items()},
+                   split_values=tuple(grid.get("split_values", registered.split_values)),
+                   per_split=bool(grid.get("per_split", True)))
+
+
+def halving(early_stopping):
+    """The :class:`baselines.model_selection.Halving` of ``tuning.early_stopping`` (None: the paper's protocol)."""
+    return None if early_stopping is None else Halving(**early_stopping)
 
 
 def fixed_params(spec, grid, seed):
@@ -50,8 +77,7 @@ def scaled_grid(grid, scale):
     """``grid`` with its ``gamma`` values multiplied by ``scale`` (the search runs on absolute widths)."""
     if "gamma" not in grid.grid or scale == 1.0:
         return grid
-    values = {**grid.grid, "gamma": tuple(float(g) * scale for g in grid.grid["gamma"])}
-    return TuningGrid(values, grid.split_param, grid.split_values, grid.split_default, grid.separable)
+    return replace(grid, grid={**grid.grid, "gamma": tuple(float(g) * scale for g in grid.grid["gamma"])})
 
 
 def _relative(best_params, grid, scale):
@@ -163,6 +189,7 @@ def tune_job(smk):
     X = np.array(X_all[split.train_idx])
     grid = resolve_grid(spec["method"], smk.params.grid)
     ranges = smk.params.get("grid_range") or {}
+    early_stopping = halving(smk.params.early_stopping)
     kernel_width = smk.params.kernel_width
     scale = gamma_scale(kernel_width, X[split.labeled_mask], seed=seed)
     fixed = absolute_params(fixed_params(spec, grid, seed), scale)
@@ -170,8 +197,9 @@ def tune_job(smk):
              smk.wildcards.dataset, smk.wildcards.trial, grid, fixed, kernel_width, scale)
     record = {"dataset": smk.wildcards.dataset, "method": smk.wildcards.method, "seed": seed,
               "n_labeled": split.n_labeled, "n_unlabeled": split.n_unlabeled,
-              "grid": {"grid": grid.grid, "split_param": grid.split_param, "split_values": grid.split_values},
-              "grid_range": ranges, "rounds": [],
+              "grid": {"grid": grid.grid, "split_param": grid.split_param, "split_values": grid.split_values,
+                       "per_split": grid.per_split},
+              "grid_range": ranges, "rounds": [], "early_stopping": smk.params.early_stopping,
               "kernel_width": kernel_width, "gamma_scale": scale,
               "status": "ok", "reason": "", "best_params": {}, "best_score": None, "grid_edges": [], "search": []}
     start = time.perf_counter()
@@ -179,7 +207,8 @@ def tune_job(smk):
         try:
             def run(candidates):
                 result = cross_validate_params(spec["method"], X, split.y_train, scaled_grid(candidates, scale),
-                                               n_folds=smk.params.n_folds, random_state=seed, fixed_params=fixed)
+                                               n_folds=smk.params.n_folds, random_state=seed, fixed_params=fixed,
+                                               halving=early_stopping)
                 return result, _relative(result.best_params, candidates, scale)
 
             if ranges:

@@ -15,6 +15,7 @@ rule tune:
         n_labeled=PROTOCOL["n_labeled"],
         n_unlabeled=size_token(config["tuning"]["n_unlabeled"]),
         n_folds=config["tuning"]["n_folds"],
+        early_stopping=config["tuning"]["early_stopping"],
         base_seed=PROTOCOL["seed"],
         kernel_width=PROTOCOL["kernel_width"],
     log:

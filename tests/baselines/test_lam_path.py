@@ -1,0 +1,66 @@
+"""M-SAMULT and M-PNU-AUC over a lam path: one eigendecomposition per split, the models of separate fits.
+
+The solvers' agreement is checked system by system in tests/core/test_lam_path.py
+(backward errors at rounding level, forward difference within the condition number);
+here the fitted models are compared down to ``lam = 2^-10``, where that bound is below 1e-8.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+
+from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded
+from baselines.model_selection import cross_validate_params
+from baselines.registry import TuningGrid
+
+LAMS = [2.0 ** e for e in range(-10, 4)]
+
+pytestmark = pytest.mark.filterwarnings("ignore:the regularised risk is not convex")
+
+
+@pytest.mark.parametrize("estimator", [MSAMULT(gamma=2.0, tradeoff=[0.3, 1.0]), MSAMULT(gamma=0.5, tradeoff=0.0),
+                                       MPNUAUC(gamma=2.0, pnu_mix=[0.4, -0.6]),
+                                       MPNUAUC(gamma=2.0, pnu_mix=0.5, n_basis=40, random_state=3)])
+def test_fit_path_gives_the_models_of_separate_fits(estimator, make_problem):
+    X, y, _ = make_problem(n=160, n_labeled=60, n_classes=3, seed=2)
+    Z = np.random.default_rng(1).uniform(size=(40, X.shape[1]))
+    fits = estimator.fit_path(X, y, [dict(lam=lam) for lam in LAMS])
+    for lam, path in zip(LAMS, fits):
+        own = clone(estimator).set_params(lam=lam).fit(X, y)
+        assert path.lam == lam and path.get_params() == own.get_params()
+        scale = np.abs(own.train_scores_).max()
+        np.testing.assert_allclose(path.train_scores_, own.train_scores_, rtol=0, atol=1e-8 * scale)
+        np.testing.assert_allclose(path.decision_function(Z), own.decision_function(Z), rtol=0, atol=1e-8 * scale)
+        np.testing.assert_allclose(path.thresholds_, own.thresholds_, rtol=0, atol=1e-6 * scale)
+        assert path.score(X, y) == pytest.approx(own.score(X, y), abs=1e-12)
+
+
+def test_fit_path_varies_only_lam(make_problem):
+    X, y, _ = make_problem()
+    with pytest.raises(ValueError, match="may vary only"):
+        MSAMULT().fit_path(X, y, [dict(lam=1.0), dict(tradeoff=0.2)])
+    with pytest.raises(ValueError, match="lam"):
+        MPNUAUC().fit_path(X, y, [dict(lam=0.0)])
+
+
+def test_the_samult_path_counts_its_extra_matrices_in_the_budget(make_problem):
+    X, y, _ = make_problem(n=150)
+    n = X.shape[0]
+    budget = MSAMULT.estimate_memory(n, X.shape[1], 3) + 8 * n * n  # one fit fits, the path needs two more n x n
+    MSAMULT(memory_budget=budget).fit(X, y)
+    with pytest.raises(MemoryBudgetExceeded):
+        MSAMULT(memory_budget=budget).fit_path(X, y, [dict(lam=1.0), dict(lam=2.0)])
+
+
+@pytest.mark.parametrize("name, split_param, values", [("m-samult", "tradeoff", (0.0, 0.5, 1.0)),
+                                                       ("m-pnu-auc", "pnu_mix", (-0.5, 0.0, 0.5))])
+def test_the_tuning_picks_the_same_candidate_with_the_lam_path(name, split_param, values, make_problem):
+    X, y, _ = make_problem(n=150, n_labeled=60, n_classes=3, seed=4)
+    grid = TuningGrid({"gamma": (1.0, 4.0), "lam": tuple(2.0 ** np.arange(-8, 4))}, split_param, values, 0.0,
+                      separable=True)
+    fast = cross_validate_params(name, X, y, grid, n_folds=3)
+    slow = cross_validate_params(name, X, y, grid, n_folds=3, use_path=False)
+    assert fast.best_params == slow.best_params
+    pd.testing.assert_frame_equal(pd.DataFrame(fast.table), pd.DataFrame(slow.table), check_exact=False,
+                                  atol=1e-9, rtol=0)

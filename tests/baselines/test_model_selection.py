@@ -1,0 +1,119 @@
+"""The staged search scores a stage's candidates together: the one-pass shortcut, early stopping, the stage switches."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from unittest import mock
+
+from baselines import model_selection
+from baselines.model_selection import Halving, cross_validate_params
+from baselines.registry import TuningGrid
+
+
+pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
+              pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+QS3_GRID = TuningGrid({"gamma": (1.0, 4.0), "lam": (0.25, 1.0, 4.0)}, "tradeoff", (0.0, 0.5, 1.0), 0.5)
+QS3_FIXED = dict(n_iter=60, batch_size=8, random_state=0, step_offset="auto")
+
+
+@pytest.fixture
+def problem(make_problem):
+    X, y, _ = make_problem(n=240, n_labeled=90, n_classes=3, seed=1)
+    return X, y
+
+
+def count_fits(monkeypatch):
+    """Count fits (a fit_path call counts its settings) of every estimator class."""
+    calls = []
+    real = model_selection.make_method
+
+    def make(name, **params):
+        estimator = real(name, **params)
+        fit, fit_path = estimator.fit, getattr(estimator, "fit_path", None)
+        estimator.fit = lambda X, y: calls.append(1) or fit(X, y)
+        if fit_path is not None:
+            estimator.fit_path = lambda X, y, s: calls.append(len(s)) or fit_path(X, y, s)
+        return estimator
+
+    monkeypatch.setattr(model_selection, "make_method", make)
+    return calls
+
+
+def test_the_path_shortcut_picks_the_same_candidate_with_the_same_table(problem):
+    X, y = problem
+    fast = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED)
+    slow = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED, use_path=False)
+    assert fast.best_params == slow.best_params
+    assert fast.best_score == pytest.approx(slow.best_score, abs=1e-12)
+    fast_table, slow_table = pd.DataFrame(fast.table), pd.DataFrame(slow.table)
+    pd.testing.assert_frame_equal(fast_table, slow_table, check_exact=False, atol=1e-12, rtol=0)
+    # 6 grid + 2 shared (0.5 is stage 1's) + 3 per-split for split 0 (vectors, not the cached scalar) + 2 for split 1
+    assert len(fast_table) == 13 and set(fast_table["stage"]) == {"grid", "shared", "per-split"}
+
+
+def test_the_path_shortcut_fits_each_group_of_lam_values_in_one_call(problem, monkeypatch):
+    X, y = problem
+    calls = count_fits(monkeypatch)
+    cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED)
+    # stage 1: one call per (gamma, fold) with 3 lam values; later stages: one call per fold and stage
+    assert calls[:6] == [3] * 6
+    assert sum(calls) == 13 * 3
+
+
+def test_halving_scores_fewer_fits_and_chooses_among_fully_scored_candidates(problem, monkeypatch):
+    X, y = problem
+    full = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED)
+    calls = count_fits(monkeypatch)
+    halved = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED,
+                                   halving=Halving(eta=3))
+    assert sum(calls) < 13 * 3
+    table = pd.DataFrame(halved.table)
+    assert set(table["n_folds"]) == {1, 3}
+    chosen = table[table["cv_auc"] == halved.best_score]
+    assert (chosen["n_folds"] == 3).all()
+    # a stage-1 candidate scored on all folds has the score the full search gives it
+    full_table = pd.DataFrame(full.table).set_index(["stage", "gamma", "lam"])
+    survivors = table[(table["n_folds"] == 3) & (table["stage"] == "grid")]
+    assert 0 < len(survivors) < 6
+    for _, row in survivors.iterrows():
+        assert full_table.loc[("grid", row["gamma"], row["lam"]), "cv_auc"] == pytest.approx(row["cv_auc"], abs=1e-12)
+
+
+def test_halving_keeps_every_shared_weight_of_a_separable_method_on_all_folds(problem):
+    X, y = problem
+    grid = TuningGrid({"gamma": (1.0, 4.0), "lam": (0.25, 4.0)}, "tradeoff", (0.0, 0.5, 1.0), 0.5, separable=True)
+    table = pd.DataFrame(cross_validate_params("m-samult", X, y, grid, n_folds=3, halving=Halving(eta=2)).table)
+    assert (table.loc[table["stage"] == "shared", "n_folds"] == 3).all()
+    assert (table.loc[table["stage"] == "grid", "n_folds"] < 3).any()
+
+
+def test_per_split_false_stops_at_the_shared_weight(problem):
+    X, y = problem
+    grid = TuningGrid({"gamma": (1.0,), "lam": (1.0,)}, "tradeoff", (0.0, 1.0), 0.5, per_split=False)
+    result = cross_validate_params("qs3orao", X, y, grid, n_folds=2, fixed_params=QS3_FIXED)
+    assert [r["stage"] for r in result.table] == ["grid", "shared", "shared"]
+    assert np.isscalar(result.best_params["tradeoff"])
+
+
+@pytest.mark.parametrize("n_candidates, n_folds, eta, min_folds, rungs", [
+    (49, 5, 3, 1, [(1, 17), (3, 6), (5, 6)]),
+    (2, 5, 3, 1, [(1, 1), (5, 1)]),
+    (1, 5, 3, 1, [(5, 1)]),
+    (10, 5, 2, 5, [(5, 10)]),
+    (8, 8, 2, 2, [(2, 4), (4, 2), (8, 2)]),
+])
+def test_halving_rungs(n_candidates, n_folds, eta, min_folds, rungs):
+    assert Halving(eta=eta, min_folds=min_folds).rungs(n_candidates, n_folds) == rungs
+
+
+@pytest.mark.parametrize("kwargs", [dict(eta=1), dict(min_folds=0), dict(eta=2.5), dict(eta=True)])
+def test_halving_rejects_bad_settings(kwargs):
+    with pytest.raises(ValueError, match="Halving"):
+        Halving(**kwargs)
+
+
+def test_halving_must_be_a_halving(problem):
+    X, y = problem
+    with pytest.raises(TypeError, match="halving"):
+        cross_validate_params("qs3orao", X, y, QS3_GRID, halving={"eta": 3})

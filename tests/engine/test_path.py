@@ -1,0 +1,143 @@
+"""One pass over many settings (engine.train_path, QS3ORAO.fit_path) against separate fits."""
+
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+
+from qs3orao import QS3ORAO, DivergenceError, engine
+from qs3orao.engine import train_path
+
+from .test_engine import make_problem
+
+# Short fits often end far from f* or with a reversed threshold scale; both warn, as they should.
+pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
+              pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+WEIGHTS = [0.0, 0.3, 1.0]
+
+
+@st.composite
+def path_problems(draw):
+    k = draw(st.integers(2, 4))
+    n = draw(st.integers(2 * k + 2, 80))
+    X, codes = make_problem(n, draw(st.integers(1, 3)), k, draw(st.integers(2 * k, n - 1)), draw(st.integers(0, 99)))
+    y = codes.copy()
+    weights = st.one_of(st.sampled_from(WEIGHTS), st.lists(st.sampled_from(WEIGHTS), min_size=k - 1, max_size=k - 1))
+    grid = draw(st.lists(st.fixed_dictionaries({"lam": st.sampled_from([0.125, 1.0, 8.0]), "tradeoff": weights}),
+                         min_size=1, max_size=6))
+    base = dict(n_iter=draw(st.integers(1, 25)), batch_size=draw(st.integers(1, 3)),
+                n_components=draw(st.integers(1, 5)), gamma=draw(st.sampled_from([0.5, 2.0])),
+                step_offset=draw(st.sampled_from([0.0, 3.0, "auto"])), random_state=draw(st.integers(0, 2**31)),
+                block_storage=draw(st.sampled_from(["memory", "regenerate"])), n_jobs=draw(st.sampled_from([1, 2])))
+    return X, y, grid, base
+
+
+def assert_same_fit(path_fit, own_fit, X):
+    scale = np.abs(own_fit.train_scores_).max() + 1e-300
+    np.testing.assert_allclose(path_fit.train_scores_, own_fit.train_scores_, rtol=0, atol=1e-11 * scale)
+    np.testing.assert_allclose(path_fit.decision_function(X), own_fit.decision_function(X), rtol=0, atol=1e-11 * scale)
+    assert (path_fit.theta_, path_fit.step_offset_, path_fit.seed_) == (own_fit.theta_, own_fit.step_offset_,
+                                                                        own_fit.seed_)
+
+
+@given(problem=path_problems(), dense=st.booleans(), group=st.integers(1, 9))
+@settings(max_examples=40, deadline=None)
+def test_fit_path_equals_separate_fits(problem, dense, group):
+    """Every setting of one pass is its own fit to rounding, under either group plan and any mix of draw patterns."""
+    X, y, grid, base = problem
+    estimator = QS3ORAO(**base)
+    with mock.patch.object(engine, "group_plan", return_value=(dense, group)):
+        fits = estimator.fit_path(X, y, grid)
+    for setting, path_fit in zip(grid, fits):
+        own = clone(estimator).set_params(**setting)
+        try:
+            own.fit(X, y)
+        except DivergenceError as error:
+            assert isinstance(path_fit, DivergenceError) and str(path_fit) == str(error)
+            continue
+        assert_same_fit(path_fit, own, X)
+        assert path_fit.get_params() == own.get_params()
+
+
+def test_a_diverging_setting_is_reported_alone_and_leaves_the_others_unchanged():
+    X, y = make_problem(300, 2, 4, 100, seed=2)
+    estimator = QS3ORAO(n_iter=200, gamma=2.0, random_state=3)  # the paper's schedule blows up at lam = 1e-3
+    grid = [dict(lam=1.0), dict(lam=1e-3), dict(lam=0.125, tradeoff=1.0)]
+    fits = estimator.fit_path(X, y, grid)
+    with pytest.raises(DivergenceError) as raised:
+        clone(estimator).set_params(lam=1e-3).fit(X, y)
+    assert isinstance(fits[1], DivergenceError) and str(fits[1]) == str(raised.value)
+    for i in (0, 2):
+        own = clone(estimator).set_params(**grid[i]).fit(X, y)
+        assert_same_fit(fits[i], own, X)
+        assert np.isfinite(fits[i].train_scores_).all()
+
+
+def test_settings_with_and_without_unlabeled_draws_keep_their_own_streams():
+    """tradeoff = 1 draws no unlabeled rows: its setting has its own stream, still equal to its own fit."""
+    X, y = make_problem(200, 2, 3, 60, seed=4)
+    estimator = QS3ORAO(n_iter=30, gamma=1.0, random_state=5, step_offset="auto")
+    grid = [dict(tradeoff=1.0), dict(tradeoff=0.0), dict(tradeoff=[1.0, 0.4]), dict(tradeoff=1.0, lam=0.5)]
+    for setting, path_fit in zip(grid, estimator.fit_path(X, y, grid)):
+        assert_same_fit(path_fit, clone(estimator).set_params(**setting).fit(X, y), X)
+
+
+def test_the_seed_is_resolved_once_for_all_settings():
+    X, y = make_problem(120, 2, 3, 40, seed=1)
+    fits = QS3ORAO(n_iter=10, random_state=None).fit_path(X, y, [dict(lam=1.0), dict(lam=2.0)])
+    assert fits[0].seed_ == fits[1].seed_
+    again = QS3ORAO(n_iter=10, lam=2.0, random_state=fits[1].seed_).fit(X, y)
+    assert_same_fit(fits[1], again, X)
+
+
+@pytest.mark.parametrize("grid, message", [([], "at least one"), ([dict(gamma=2.0)], "may vary only"),
+                                           ([dict(lam=-1.0)], "lam"), ([dict(tradeoff=[0.5, 0.5, 0.5])], "tradeoff")])
+def test_fit_path_rejects_bad_settings(grid, message):
+    X, y = make_problem(60, 2, 3, 20, seed=0)
+    with pytest.raises(ValueError, match=message):
+        QS3ORAO(n_iter=5).fit_path(X, y, grid)
+
+
+def test_fit_path_needs_unlabeled_rows_for_a_weight_below_one():
+    X, y = make_problem(60, 2, 3, 60, seed=0)
+    with pytest.raises(ValueError, match="no unlabeled rows"):
+        QS3ORAO(n_iter=5).fit_path(X, y, [dict(tradeoff=1.0), dict(tradeoff=0.5)])
+
+
+def test_train_path_checks_one_entry_per_setting_and_the_coefficient_memory():
+    X, codes = make_problem(60, 2, 3, 20, seed=0)
+    common = dict(n_iter=10, batch_size=2, n_components=4, gamma=1.0, seed=0)
+    with pytest.raises(ValueError, match="one entry per setting"):
+        train_path(X, codes, np.full((2, 2), 0.5), lams=[1.0], thetas=[1.5, 1.5], step_offsets=[0, 0], **common)
+    with pytest.raises(ValueError, match="for 1000 settings"):
+        train_path(X, codes, np.full((1000, 2), 0.5), lams=np.ones(1000), thetas=np.ones(1000),
+                   step_offsets=np.zeros(1000), **common, max_memory=2**19)
+
+
+def test_float32_features_give_each_setting_its_own_float32_fit():
+    X, y = make_problem(400, 3, 4, 120, seed=6)
+    estimator = QS3ORAO(n_iter=60, gamma=2.0, dtype="float32", random_state=1, step_offset="auto")
+    grid = [dict(lam=0.25, tradeoff=0.0), dict(lam=2.0, tradeoff=1.0)]
+    for setting, path_fit in zip(grid, estimator.fit_path(X, y, grid)):
+        own = clone(estimator).set_params(**setting).fit(X, y)
+        # float32 features: the products round at ~1e-7 of the scale, in a different order in the path
+        np.testing.assert_allclose(path_fit.train_scores_, own.train_scores_, rtol=0,
+                                   atol=1e-5 * np.abs(own.train_scores_).max())
+
+
+def test_settings_beyond_the_memory_budget_take_several_passes_with_the_same_results():
+    X, y = make_problem(200, 2, 3, 60, seed=7)
+    estimator = QS3ORAO(n_iter=20, n_components=4, random_state=2, step_offset="auto")
+    grid = [dict(lam=lam) for lam in (0.25, 0.5, 1.0, 2.0, 4.0)]
+    one_setting = 20 * 2 * 4 * 8
+    small = clone(estimator).set_params(max_memory=2 * 2 * one_setting)  # two settings per pass
+    with mock.patch.object(engine, "train_path", wraps=engine.train_path) as spy, \
+            mock.patch("qs3orao.estimator.train_path", new=spy):
+        fits = small.fit_path(X, y, grid)
+    assert [len(call.kwargs["lams"]) for call in spy.call_args_list] == [2, 2, 1]
+    for setting, path_fit in zip(grid, fits):
+        assert_same_fit(path_fit, clone(small).set_params(**setting).fit(X, y), X)

@@ -1,0 +1,103 @@
+"""The configuration's grid forms and the early-stopping option of the tuning (issue 20, item 3)."""
+
+import json
+
+import numpy as np
+import pytest
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from baselines.model_selection import Halving
+from baselines.registry import PAPER_GRID, TRADEOFF_GRID, tuning_grid
+from qs3study.configuration import check_methods
+from qs3study.tuning import halving, resolve_grid, scaled_grid, tune_job
+from test_study import job, tiny_config
+from test_workflow import CONFIGS
+
+
+def test_registry_is_the_paper_staged_search():
+    assert resolve_grid("qs3orao", "registry") == tuning_grid("qs3orao")
+
+
+def test_a_plain_mapping_is_its_product_only_without_trade_off_stages():
+    grid = resolve_grid("qs3orao", {"lam": [0.5, 1.0], "gamma": [2.0]})
+    assert grid.grid == {"lam": (0.5, 1.0), "gamma": (2.0,)}
+    assert grid.split_param is None and grid.split_values == ()
+
+
+def test_the_staged_form_keeps_the_trade_off_stages_with_the_user_grid():
+    grid = resolve_grid("qs3orao", {"staged": {"lam": [0.5, 1.0], "gamma": [2.0]}})
+    registered = tuning_grid("qs3orao")
+    assert grid.grid == {"lam": (0.5, 1.0), "gamma": (2.0,)}
+    assert (grid.split_param, grid.split_values, grid.split_default, grid.separable, grid.per_split) == (
+        "tradeoff", TRADEOFF_GRID, registered.split_default, False, True)
+    shrunk = resolve_grid("m-samult", {"staged": {"lam": [1.0]}, "split_values": [0.0, 1.0], "per_split": False})
+    assert shrunk.split_values == (0.0, 1.0) and not shrunk.per_split and shrunk.separable
+    # the kernel-width scaling keeps every field
+    scaled = scaled_grid(resolve_grid("qs3orao", {"staged": {"gamma": [1.0, 2.0]}, "per_split": False}), 4.0)
+    assert scaled.grid["gamma"] == (4.0, 8.0) and not scaled.per_split and scaled.split_param == "tradeoff"
+
+
+def test_split_values_need_a_method_with_split_weights():
+    with pytest.raises(ValueError, match="split weights"):
+        resolve_grid("svorex", {"staged": {"C": [1.0]}, "split_values": [0.5]})
+
+
+def test_the_schema_takes_the_staged_form_and_early_stopping_and_rejects_mixtures():
+    def staged(config):
+        config["methods"]["qs3orao"]["grid"] = {"staged": {"lam": [1.0, 2.0]}, "split_values": [0.0, 0.5],
+                                                "per_split": False}
+        config["tuning"]["early_stopping"] = {"eta": 2}
+    config = tiny_config(staged=staged)
+    assert halving(config["tuning"]["early_stopping"]) == Halving(eta=2, min_folds=1)
+    check_methods(config, list(config["datasets"]))
+    for bad in ({"staged": {"lam": [1.0]}, "lam": [2.0]}, {"staged": {"lam": [1.0]}, "per_split": "no"}):
+        config["methods"]["qs3orao"]["grid"] = bad
+        with pytest.raises(WorkflowError):
+            validate(config, str(CONFIGS / "schema.yaml"))
+    config["methods"]["qs3orao"]["grid"] = {"lam": [1.0]}
+    config["tuning"]["early_stopping"] = {"eta": 1}
+    with pytest.raises(WorkflowError):
+        validate(config, str(CONFIGS / "schema.yaml"))
+
+
+def test_early_stopping_is_off_unless_configured():
+    config = tiny_config()
+    assert config["tuning"]["early_stopping"] is None and halving(None) is None
+
+
+@pytest.mark.parametrize("grid, key", [({"staged": {"lamda": [1.0]}}, "grid.lamda"),
+                                       ({"staged": {"lam": [-1.0]}}, "grid.lam")])
+def test_check_methods_names_the_bad_staged_value(grid, key):
+    def bad(config):
+        config["methods"]["qs3orao"]["grid"] = grid
+    config = tiny_config(bad=bad)
+    with pytest.raises(ValueError, match=key.split(".")[-1]):
+        check_methods(config, list(config["datasets"]))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_tune_job_records_early_stopping_and_the_folds_of_each_candidate(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(300, 2))
+    y = np.digitize(X.sum(axis=1), [0.8, 1.2])
+    np.save(tmp_path / "X.npy", X)
+    np.save(tmp_path / "y.npy", y)
+    config = tiny_config()
+    from qs3study.configuration import method_spec
+    spec = method_spec(config, "qs3orao", "swd")
+    spec["params"] = {**spec["params"], "n_iter": 40}
+    output = tmp_path / "tuned.json"
+    tune_job(job(tmp_path, "tune", input={"X": str(tmp_path / "X.npy"), "y": str(tmp_path / "y.npy")},
+                 output={"json": str(output)},
+                 params={"spec": spec, "grid": {"staged": {"lam": [0.5, 1.0, 2.0, 4.0]}, "split_values": [0.0, 1.0],
+                                                "per_split": False},
+                         "n_labeled": 90, "n_unlabeled": "100", "n_folds": 3, "early_stopping": {"eta": 2},
+                         "base_seed": 0, "kernel_width": "literal"},
+                 wildcards={"dataset": "swd", "method": "qs3orao", "trial": "0"}))
+    record = json.loads(output.read_text())
+    assert record["status"] == "ok", record["reason"]
+    assert record["early_stopping"] == {"eta": 2}
+    folds = [row["n_folds"] for row in record["search"]]
+    assert min(folds) < 3 and max(folds) == 3
+    assert {row["stage"] for row in record["search"]} == {"grid", "shared"}
