@@ -140,7 +140,7 @@ def widened_search(run, grid, ranges, *, log=None):
     best, rounds = None, []
     while True:
         values = {**grid.grid, **{name: tuple(2.0 ** e for e in exps) for name, exps in exponents.items()}}
-        result = run(TuningGrid(values, grid.split_param, grid.split_values, grid.split_default, grid.separable))
+        result = run(replace(grid, grid=values))
         rounds.append({"grid": {name: values[name] for name in ranges}, "best_params": result.best_params,
                        "best_score": result.best_score})
         if log is not None:
