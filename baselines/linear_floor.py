@@ -8,6 +8,8 @@ labeled rows only; its latent score is linear in the features.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from qs3orao.base import OrdinalEstimator
@@ -73,8 +75,14 @@ class LinearFloor(OrdinalEstimator):
         if missing.size:
             raise ValueError(f"the linear floor needs a labeled row in every class; classes "
                              f"{self.classes_[missing].tolist()} have none")
-        model = LogisticAT(alpha=float(self.alpha), max_iter=int(self.max_iter)).fit(X[labeled], codes[labeled])
-        self.coef_ = np.asarray(model.coef_, dtype=np.float64)
+        # mord's L-BFGS stalls at w = 0 on features of size ~1e20 (the first gradient overflows its line
+        # search). Features over 1 are divided by a power of two s (exact) and the penalty by s^2: the same
+        # problem, f = (x / s) @ (s w) and alpha |w|^2 = (alpha / s^2) |s w|^2, whose solver does converge.
+        largest = float(np.abs(X[labeled]).max())
+        scale = 2.0 ** max(0, math.ceil(math.log2(largest))) if largest > 0 else 1.0
+        model = LogisticAT(alpha=float(self.alpha) / scale / scale, max_iter=int(self.max_iter)).fit(
+            X[labeled] / scale, codes[labeled])
+        self.coef_ = np.asarray(model.coef_, dtype=np.float64) / scale
         self.thresholds_ = np.asarray(model.theta_, dtype=np.float64)
         self.n_features_in_ = X.shape[1]
         return self
