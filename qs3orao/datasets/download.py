@@ -105,10 +105,15 @@ def _check_cached(spec, path):
     actual = _check(spec, path, f"cached file {path}")
     if spec.sha256 is None:
         stamp = _verified_stamp(path)
-        if not (stamp.is_file() and stamp.read_text().strip() == actual):
+        if not (stamp.is_file() and stamp.read_text() == _stamp_text(spec, actual)):
             check_complete(spec, path, f"cached file {path}")
-            stamp.write_text(actual + "\n")
+            stamp.write_text(_stamp_text(spec, actual))
     return actual
+
+
+def _stamp_text(spec, sha256):
+    """What a verified stamp holds: the file's sha256 and the row count it was checked against."""
+    return f"{sha256} {spec.shape[0] if spec.shape is not None else None}\n"
 
 
 def _find_in_mirror(spec, mirror):
@@ -231,7 +236,7 @@ def _download(spec, target, retries, timeout):
             failures.append(f"{url}: {exc}")
             continue
         if spec.sha256 is None:  # check_complete passed before the rename
-            _verified_stamp(target).write_text(downloader.sha256 + "\n")
+            _verified_stamp(target).write_text(_stamp_text(spec, downloader.sha256))
         return LocalFile(target, downloader.sha256, url)
     raise DownloadError(
         f"dataset {spec.name!r}: could not download {spec.fname!r} "

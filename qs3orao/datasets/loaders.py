@@ -217,14 +217,14 @@ def _report_imbalance(name, bin_counts, info):
         )
 
 
-def _unless_unverified_and_short(entry, path):
+def _unless_unverified_and_short(entry, path, spec):
     """``entry``, or None (with a warning) when it was built from a file without checksum whose rows
     differ from the documented count: a truncated file that entered the cache before cache hits were checked."""
     if entry is None:
         return None
     info = entry[1]
     source = info.get("source") or {}
-    documented, raw = info.get("n_rows_documented"), info.get("n_rows_raw")
+    documented, raw = (spec.shape[0] if spec.shape is not None else None), info.get("n_rows_raw")
     if source.get("sha256_verified") is False and documented is not None and raw != documented:
         warnings.warn(f"cache file {path} was built from {source.get('file')} (no checksum), which held {raw} rows "
                       f"of the {documented} documented; rebuilding it", CacheRebuildWarning, stacklevel=3)
@@ -307,7 +307,7 @@ def load_ordinal(
     cache_root = resolve_cache_dir(cache_dir)
     key = cache_key(params)
     path = _cache_file(cache_root, spec.name, key)
-    entry = _unless_unverified_and_short(load_entry(path, key), path)
+    entry = _unless_unverified_and_short(load_entry(path, key), path, spec)
     if entry is not None:
         (arrays, info), hit = entry, True
         X, y = arrays["X"], arrays["y"]
