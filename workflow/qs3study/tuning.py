@@ -67,8 +67,9 @@ def tune_job(smk):
     a subset of every larger pool of the same trial). Writes the best
     parameters and the whole search record. A search that cannot run (a fold
     without both sides of a split, a fit over the memory budget) is recorded
-    with its reason and no best parameters, so the trial's training jobs use
-    the configured parameters and say so (``tuned`` is false).
+    with its reason and no best parameters; the trial's training jobs then fail
+    with that reason, or train on the configured parameters and say so when
+    ``tuning.on_failure`` is ``configured`` (:func:`qs3study.training.tuning_failure`).
 
     Parameters
     ----------
@@ -111,6 +112,6 @@ def tune_job(smk):
         except (ValueError, MemoryError) as error:  # the trial is trained on the configured parameters instead
             status = "out_of_memory_budget" if isinstance(error, MemoryError) else "failed"
             record.update(status=status, reason=" ".join(f"{type(error).__name__}: {error}".split()))
-            log.exception("search failed; the training jobs fall back to the configured parameters")
+            log.exception("search failed; its training jobs fail too, unless tuning.on_failure is 'configured'")
     record["time"] = time.perf_counter() - start
     write_json(smk.output[0], record)
