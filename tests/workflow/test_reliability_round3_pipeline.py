@@ -234,3 +234,33 @@ def test_figure_2_ticks_titles_and_markers_stay_legible(monkeypatch, tmp_path):
     styles = figures.method_styles(list("abcdefghij"))
     assert not {s["marker"] for s in styles.values()} & set(figures.UNFINISHED.values())
     matplotlib.pyplot.close(fig)
+
+
+# --- a failed prepare job says why, in Snakemake's own output ----------------------------------------
+
+def test_a_failed_prepare_job_shows_its_reason_with_dataset_path_and_line(tmp_path):
+    config = _local(tmp_path, "houses")
+    path = tmp_path / "houses.csv"
+    lines = ["a,b,price"] + [f"{i % 7},{i % 11},{i}" for i in range(300)]
+    lines[8] = "1,2,five"
+    path.write_text("\n".join(lines) + "\n")
+    config["datasets"]["houses"]["source"]["path"] = str(path)
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    result = snakemake(workdir, "results/data/houses/y.npy", "--configfile", write_config(tmp_path, config),
+                       check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "dataset 'houses' (datasets.houses.source.path: " in output and str(path) in output
+    assert "line 9, column 'price': 'five' is not a number" in output and "logs/prepare/houses.log" in output
+
+
+def test_the_report_holds_the_results_claims_and_manifest_of_its_configuration():
+    rules = (REPO / "workflow" / "rules" / "figures.smk").read_text()
+    for output in ('report(f"{FIGURES}/results.csv"', 'report(f"{FIGURES}/empirical_claims.csv"',
+                   'report(f"{FIGURES}/manifest.json"'):
+        assert output in rules
+    text = (REPO / "workflow" / "report" / "workflow.rst").read_text()
+    assert "figures/manifest.json" not in text and 'figures/{{ snakemake.config["name"] }}/manifest.json' in text
+    pyproject = (REPO / "pyproject.toml").read_text()
+    assert '"pygments' in pyproject.split("workflow = [", 1)[1].split("]", 1)[0]
