@@ -49,7 +49,7 @@ def split_aucs(y, scores, classes):
     return aucs
 
 
-def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, fixed_params=None):
+def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, fixed_params=None, progress=None):
     """Staged cross-validated search of the paper's hyperparameters for method ``name``.
 
     Folds are stratified over the labeled rows; every unlabeled row stays in
@@ -87,6 +87,8 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
         Seed of the fold assignment.
     fixed_params : dict, optional
         Parameters passed to every fit (e.g. ``n_iter``, ``memory_budget``).
+    progress : callable, optional
+        Called with each new candidate's record (stage, parameters, ``cv_auc``) once it is scored.
 
     Returns
     -------
@@ -126,6 +128,8 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
         record.update({f"cv_auc_split_{j}": float(a) for j, a in enumerate(per_split)})
         table.append(record)
         cache[key] = record
+        if progress is not None:
+            progress(record)
         return record
 
     budget = fixed.get("memory_budget")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -16,7 +17,7 @@ from .files import write_json
 from .kernel_width import absolute_params, gamma_scale, grid_edges
 from .runtime import limit_threads, setup_logging
 
-__all__ = ["resolve_grid", "fixed_params", "scaled_grid", "tune_job"]
+__all__ = ["resolve_grid", "fixed_params", "scaled_grid", "candidate_bound", "SearchProgress", "tune_job"]
 
 
 def resolve_grid(method, grid):
@@ -57,6 +58,39 @@ def _relative(best_params, grid, scale):
         return dict(best_params)
     absolute = [float(g) * scale for g in grid.grid["gamma"]]
     return {**best_params, "gamma": float(grid.grid["gamma"][absolute.index(best_params["gamma"])])}
+
+
+def candidate_bound(grid, n_classes):
+    """Most candidates the staged search of ``grid`` scores (:func:`baselines.model_selection.cross_validate_params`)."""
+    total = math.prod(len(values) for values in grid.grid.values())
+    if grid.split_param is not None:
+        total += len(grid.split_values)
+        total += 1 if grid.separable else (n_classes - 1) * len(grid.split_values)
+    return total
+
+
+class SearchProgress:
+    """Logs every scored candidate with the time spent and an estimate of the time left.
+
+    Parameters
+    ----------
+    log : logging.Logger
+    bound : int
+        Most candidates the search scores (:func:`candidate_bound`); the estimate assumes every
+        candidate costs the mean so far, so it is an upper bound's estimate.
+    clock : callable, default=time.perf_counter
+    """
+
+    def __init__(self, log, bound, clock=time.perf_counter):
+        self.log, self.bound, self.clock = log, bound, clock
+        self.start, self.done = clock(), 0
+
+    def __call__(self, record):
+        self.done += 1
+        elapsed = self.clock() - self.start
+        left = elapsed / self.done * max(self.bound - self.done, 0)
+        self.log.info("candidate %d of at most %d (%s stage): cv auc %.4f; %.0f s spent, at most about %.0f s left",
+                      self.done, self.bound, record["stage"], record["cv_auc"], elapsed, left)
 
 
 def tune_job(smk):
@@ -100,8 +134,11 @@ def tune_job(smk):
     start = time.perf_counter()
     with limit_threads(smk.threads):
         try:
+            bound = candidate_bound(grid, np.unique(split.y_train[split.labeled_mask]).size)
+            log.info("up to %d candidates x %d folds", bound, smk.params.n_folds)
             result = cross_validate_params(spec["method"], X, split.y_train, scaled_grid(grid, scale),
-                                           n_folds=smk.params.n_folds, random_state=seed, fixed_params=fixed)
+                                           n_folds=smk.params.n_folds, random_state=seed, fixed_params=fixed,
+                                           progress=SearchProgress(log, bound))
             best = _relative(result.best_params, grid, scale)
             edges = grid_edges(best, {**grid.grid, **({grid.split_param: grid.split_values}
                                                       if grid.split_param else {})})
