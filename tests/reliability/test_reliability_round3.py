@@ -5,9 +5,7 @@ Each test failed before its fix (the issue note has the before/after table).
 
 import gzip
 import json
-import signal
 import warnings
-from contextlib import contextmanager
 from dataclasses import replace
 
 import numpy as np
@@ -21,22 +19,9 @@ from qs3orao.datasets import DATASETS, fetch, load_ordinal, local_spec
 from qs3orao.datasets.errors import CacheRebuildWarning, DatasetError, IncompleteFileError
 from qs3orao.metrics import binary_auc
 from qs3orao.schedule import auto_step_offset
+from test_reliability_estimators import deadline
 
 RNG = np.random.default_rng(21)
-
-
-@contextmanager
-def deadline(seconds):
-    """Fail (instead of hanging the suite) when the block runs longer than ``seconds``."""
-    def expire(*_):
-        raise TimeoutError(f"still running after {seconds} s")
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _ordinal(n=200, unlabeled_from=100, scale=1.0):
