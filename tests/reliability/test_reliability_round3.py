@@ -36,8 +36,8 @@ def _ordinal(n=200, unlabeled_from=100, scale=1.0):
 @pytest.mark.parametrize("theta", [3e21, 1e300])
 def test_auto_step_offset_returns_for_huge_theta(theta):
     with deadline(10):
-        offset = auto_step_offset(theta, 0.1, [0.5, 0.5, 0.5])
-    stiffness = 0.1 + 6.0
+        offset = auto_step_offset(theta, 1.0, [0.5, 0.5, 0.5])  # QS3ORAO's default lam, four classes
+    stiffness = 1.0 + 6.0
     assert theta / (1.0 + offset) * stiffness <= 1.0  # the defining inequality holds exactly
 
 
