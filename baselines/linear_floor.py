@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from qs3orao.base import OrdinalEstimator
-from qs3orao.validation import UNLABELED, check_positive, check_semisupervised
+from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, check_shared_params
 
 __all__ = ["LinearFloor"]
 
@@ -53,6 +53,11 @@ class LinearFloor(OrdinalEstimator):
         self.max_iter = max_iter
         self.classes = classes
 
+    def _check_params(self):
+        check_positive(self.alpha, "alpha")
+        check_positive(self.max_iter, "max_iter", integer=True)
+        check_shared_params(self)
+
     def fit(self, X, y):
         """Fit on the labeled rows of ``X`` (rows with ``y == -1`` are ignored).
 
@@ -67,8 +72,7 @@ class LinearFloor(OrdinalEstimator):
         """
         from mord import LogisticAT
 
-        check_positive(self.alpha, "alpha")
-        check_positive(self.max_iter, "max_iter", integer=True)
+        self._check_params()
         X, codes, self.classes_, _ = check_semisupervised(X, y, classes=self.classes)
         labeled = codes != UNLABELED
         missing = np.setdiff1d(np.arange(self.classes_.size), codes[labeled])

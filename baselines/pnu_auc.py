@@ -6,8 +6,7 @@ import warnings
 
 import numpy as np
 
-from qs3orao.validation import (UNLABELED, check_classes, check_positive, check_random_state, check_semisupervised,
-                                check_split_weights)
+from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, check_shared_params
 from qs3orao.kernels import resolve_seed
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
@@ -119,10 +118,7 @@ class MPNUAUC(SplitwiseModel):
         check_threshold_loss(self.threshold_loss)
         if self.n_basis is not None:
             check_positive(self.n_basis, "n_basis", integer=True)
-        check_split_weights(self.pnu_mix, "pnu_mix", -1.0, 1.0)
-        check_random_state(self.random_state)
-        if self.classes is not None:
-            check_classes(self.classes)
+        check_shared_params(self)
 
     def _resolve_priors(self, X, codes, n_splits):
         if not np.any(codes == UNLABELED):

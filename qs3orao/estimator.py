@@ -11,8 +11,7 @@ from .engine import BLOCK_STORAGE, resolve_n_jobs, train
 from .kernels import resolve_seed
 from .schedule import check_step_offset, resolve_step_offset
 from .thresholds import ORDINAL_LOGISTIC, check_threshold_loss, fit_thresholds
-from .validation import (UNLABELED, check_classes, check_positive, check_random_state, check_semisupervised,
-                         check_split_weights)
+from .validation import UNLABELED, check_positive, check_semisupervised, check_shared_params
 
 __all__ = ["QS3ORAO"]
 
@@ -158,10 +157,7 @@ class QS3ORAO(OrdinalEstimator):
             raise ValueError(f"dtype must be one of {tuple(_DTYPES)}, got {self.dtype!r}")
         resolve_n_jobs(self.n_jobs)
         check_step_offset(self.step_offset)
-        check_split_weights(self.tradeoff, "tradeoff")
-        check_random_state(self.random_state)
-        if self.classes is not None:
-            check_classes(self.classes)
+        check_shared_params(self)
 
     def fit(self, X, y):
         """Fit on labeled rows (ordinal labels) and unlabeled rows (``y == -1``).

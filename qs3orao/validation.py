@@ -166,6 +166,25 @@ def check_random_state(random_state):
     return random_state
 
 
+SHARED_PARAMS = {"tradeoff": (0.0, 1.0), "pnu_mix": (-1.0, 1.0)}
+"""Per-split weights some estimators take, with their ranges."""
+
+
+def check_shared_params(estimator):
+    """The data-free checks of the parameters several estimators share, for those ``estimator`` has.
+
+    ``tradeoff`` and ``pnu_mix`` (numbers or 1-d arrays in their ranges), ``classes`` and
+    ``random_state``: the checks their fits would make, run before any data is seen.
+    """
+    for name, (low, high) in SHARED_PARAMS.items():
+        if hasattr(estimator, name):
+            check_split_weights(getattr(estimator, name), name, low, high)
+    if getattr(estimator, "classes", None) is not None:
+        check_classes(estimator.classes)
+    if hasattr(estimator, "random_state"):
+        check_random_state(estimator.random_state)
+
+
 def check_tradeoff(tradeoff, n_splits):
     """Return the per-split trade-off weights ``gamma^j`` as a vector in [0, 1]."""
     weights = check_split_weights(tradeoff, "tradeoff")

@@ -73,6 +73,11 @@ def test_step_offset_as_a_huge_python_int():
     ("qs3orao", {"classes": [1]}, "at least two"),
     ("m-pnu-auc", {"pnu_mix": 5}, "pnu_mix values must lie in"),
     ("m-pnu-auc", {"random_state": "abc"}, "random_state"),
+    ("m-samult", {"tradeoff": 1.5}, "tradeoff values must lie in"),
+    ("rff-auc", {"random_state": "abc"}, "random_state"),
+    ("nystrom-auc", {"tradeoff": -0.5}, "tradeoff values must lie in"),
+    ("svorex", {"classes": [2, 1]}, "classes"),
+    ("linear-floor", {"alpha": -1.0}, "alpha must be > 0"),
 ])
 def test_check_params_refuses_what_every_fit_would_refuse(method, params, complaint):
     with pytest.raises((TypeError, ValueError), match=complaint):
