@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 from scipy import linalg
 
-from qs3orao.validation import UNLABELED, check_positive, check_semisupervised
+from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, check_shared_params
 from qs3orao.kernels import fourier_features, frequency_block, gaussian_kernel, resolve_seed
 from qs3orao.thresholds import fit_thresholds
 
@@ -63,6 +63,7 @@ class _FeatureSpaceAUC(OrdinalEstimator):
         check_positive(self.gamma, "gamma")
         check_positive(self.lam, "lam")
         check_threshold_loss(self.threshold_loss)
+        check_shared_params(self)
 
     @property
     def _size(self):

@@ -8,10 +8,12 @@ labeled rows only; its latent score is linear in the features.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from qs3orao.base import OrdinalEstimator
-from qs3orao.validation import UNLABELED, check_positive, check_semisupervised
+from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, check_shared_params
 
 __all__ = ["LinearFloor"]
 
@@ -51,6 +53,11 @@ class LinearFloor(OrdinalEstimator):
         self.max_iter = max_iter
         self.classes = classes
 
+    def _check_params(self):
+        check_positive(self.alpha, "alpha")
+        check_positive(self.max_iter, "max_iter", integer=True)
+        check_shared_params(self)
+
     def fit(self, X, y):
         """Fit on the labeled rows of ``X`` (rows with ``y == -1`` are ignored).
 
@@ -65,16 +72,21 @@ class LinearFloor(OrdinalEstimator):
         """
         from mord import LogisticAT
 
-        check_positive(self.alpha, "alpha")
-        check_positive(self.max_iter, "max_iter", integer=True)
+        self._check_params()
         X, codes, self.classes_, _ = check_semisupervised(X, y, classes=self.classes)
         labeled = codes != UNLABELED
         missing = np.setdiff1d(np.arange(self.classes_.size), codes[labeled])
         if missing.size:
             raise ValueError(f"the linear floor needs a labeled row in every class; classes "
                              f"{self.classes_[missing].tolist()} have none")
-        model = LogisticAT(alpha=float(self.alpha), max_iter=int(self.max_iter)).fit(X[labeled], codes[labeled])
-        self.coef_ = np.asarray(model.coef_, dtype=np.float64)
+        # mord's L-BFGS stalls at w = 0 on features of size ~1e20 (the first gradient overflows its line
+        # search). Features over 1 are divided by a power of two s (exact) and the penalty by s^2: the same
+        # problem, f = (x / s) @ (s w) and alpha |w|^2 = (alpha / s^2) |s w|^2, whose solver does converge.
+        largest = float(np.abs(X[labeled]).max())
+        scale = 2.0 ** max(0, math.ceil(math.log2(largest))) if largest > 0 else 1.0
+        model = LogisticAT(alpha=float(self.alpha) / scale / scale, max_iter=int(self.max_iter)).fit(
+            X[labeled] / scale, codes[labeled])
+        self.coef_ = np.asarray(model.coef_, dtype=np.float64) / scale
         self.thresholds_ = np.asarray(model.theta_, dtype=np.float64)
         self.n_features_in_ = X.shape[1]
         return self

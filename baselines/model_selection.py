@@ -93,7 +93,7 @@ class Halving:
 
 
 def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, fixed_params=None, use_path=True,
-                          halving=None):
+                          halving=None, progress=None):
     """Staged cross-validated search of the paper's hyperparameters for method ``name``.
 
     Folds are stratified over the labeled rows; every unlabeled row stays in
@@ -147,6 +147,8 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
         Stop hopeless candidates early in stage 1, in stage 2 of a
         non-separable method and in its per-split sweep (see :class:`Halving`);
         default None, the paper's protocol (every candidate on every fold).
+    progress : callable, optional
+        Called with each new candidate's record (stage, parameters, ``cv_auc``) once it is scored.
 
     Returns
     -------
@@ -174,7 +176,7 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
     if "classes" in make_method(name).get_params():  # a fold may miss a level; its model still knows them all
         fixed["classes"] = classes
     folds = [(np.concatenate([labeled[train], unlabeled]), labeled[test]) for train, test in folds]
-    search = _Search(name, X, y, folds, classes, fixed, use_path, halving)
+    search = _Search(name, X, y, folds, classes, fixed, use_path, halving, progress)
     budget = fixed.get("memory_budget")
     with reuse_kernels(int(min(2**30, budget)) if budget else 2**30):
         best_params, best_score = _staged_search(grid, classes, search.evaluate_many)
@@ -188,8 +190,9 @@ def _key(params):
 class _Search:
     """Candidates scored fold by fold, each fit once (cached by parameters), recorded in ``table``."""
 
-    def __init__(self, name, X, y, folds, classes, fixed, use_path, halving):
+    def __init__(self, name, X, y, folds, classes, fixed, use_path, halving, progress=None):
         self.name, self.X, self.y, self.folds, self.classes, self.fixed = name, X, y, folds, classes, fixed
+        self.progress = progress
         estimator = make_method(name)
         self.path_params = set(getattr(estimator, "PATH_PARAMS", ())) if use_path and hasattr(
             estimator, "fit_path") else set()
@@ -220,6 +223,8 @@ class _Search:
             record = self._record(stage, candidate, len(self.folds))
             self.records[_key(candidate)] = record
             self.table.append(record)
+            if self.progress is not None:
+                self.progress(record)
         return [self.records.get(_key(c)) for c in candidates]
 
     def _record(self, stage, params, n_folds):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qs3orao.validation import check_positive, check_semisupervised
+from qs3orao.validation import check_positive, check_semisupervised, check_shared_params
 from qs3orao.kernels import gaussian_kernel
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes, chunk_rows
@@ -82,6 +82,7 @@ class MSAMULT(SplitwiseModel):
         check_positive(self.gamma, "gamma")
         check_positive(self.lam, "lam")
         check_threshold_loss(self.threshold_loss)
+        check_shared_params(self)
 
     @staticmethod
     def estimate_memory(n_samples, n_features, n_classes):

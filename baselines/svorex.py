@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qs3orao.validation import UNLABELED, check_positive, check_semisupervised
+from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, check_shared_params
 
 from ._budget import FLOAT_BYTES, check_budget
 from qs3orao.base import OrdinalEstimator
@@ -78,6 +78,7 @@ class SVOREX(OrdinalEstimator):
         check_positive(self.gamma, "gamma")
         check_positive(self.C, "C")
         check_positive(self.tol, "tol")
+        check_shared_params(self)
 
     @staticmethod
     def estimate_memory(n_labeled, n_features):

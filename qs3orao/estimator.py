@@ -12,10 +12,10 @@ from .base import OrdinalEstimator
 from .divergence import DivergenceError
 from .engine import BLOCK_STORAGE, resolve_n_jobs, train, train_path
 from .kernels import resolve_seed
-from .schedule import resolve_step_offset
+from .schedule import check_step_offset, resolve_step_offset
 from .thresholds import ORDINAL_LOGISTIC, check_threshold_loss, fit_thresholds
 from .validation import (UNLABELED, check_path_settings, check_positive, check_semisupervised,
-                         check_semisupervised_tradeoff)
+                         check_semisupervised_tradeoff, check_shared_params)
 
 __all__ = ["QS3ORAO"]
 
@@ -167,6 +167,8 @@ class QS3ORAO(OrdinalEstimator):
         if self.dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {tuple(_DTYPES)}, got {self.dtype!r}")
         resolve_n_jobs(self.n_jobs)
+        check_step_offset(self.step_offset)
+        check_shared_params(self)
 
     def fit(self, X, y):
         """Fit on labeled rows (ordinal labels) and unlabeled rows (``y == -1``).

@@ -99,7 +99,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["AUTO", "curvature_bound", "auto_step_offset", "resolve_step_offset", "step_size"]
+__all__ = ["AUTO", "curvature_bound", "auto_step_offset", "check_step_offset", "resolve_step_offset", "step_size"]
 
 AUTO = "auto"
 
@@ -146,10 +146,15 @@ def auto_step_offset(theta, lam, tradeoff):
     181
     """
     stiffness = lam + curvature_bound(tradeoff)
-    offset = max(0, math.ceil(theta * stiffness - 1.0))
-    # Guard the rounding of theta * stiffness: the defining inequality must hold exactly.
+    product = theta * stiffness
+    if not math.isfinite(product):
+        raise ValueError(f"theta * (lam + curvature bound) = {theta!r} * {stiffness!r} overflows; "
+                         f"step_offset='auto' needs a finite product (a smaller theta)")
+    offset = max(0, math.ceil(product - 1.0))
+    # Guard the rounding of theta * stiffness: the defining inequality must hold exactly.  Above
+    # 2**53, ``1.0 + offset`` moves only by whole spacings of the floats, so step by at least one of them.
     while theta / (1.0 + offset) * stiffness > 1.0:
-        offset += 1
+        offset = max(offset + 1, math.ceil(math.nextafter(1.0 + offset, math.inf)))
     return offset
 
 
@@ -161,15 +166,36 @@ def resolve_step_offset(step_offset, *, theta, lam, tradeoff):
     ValueError, TypeError
         When ``step_offset`` is neither ``"auto"`` nor a finite number >= 0.
     """
+    if check_step_offset(step_offset) == AUTO:
+        return float(auto_step_offset(theta, lam, tradeoff))
+    return check_step_offset(step_offset)
+
+
+def check_step_offset(step_offset):
+    """The offset ``t0`` as a float for a number ``>= 0``; ``"auto"`` is returned unchanged.
+
+    Needs no data, so an estimator's parameter checks (and the pipeline's plan) run it before fitting.
+    A Python integer too large for a float is refused, not rounded to infinity.
+
+    Raises
+    ------
+    ValueError, TypeError
+        When ``step_offset`` is neither ``"auto"`` nor a finite number >= 0.
+    """
     if isinstance(step_offset, str):
         if step_offset != AUTO:
-            raise ValueError(f"step_offset must be a number >= 0 or {AUTO!r}, got {step_offset!r}")
-        return float(auto_step_offset(theta, lam, tradeoff))
+            raise ValueError(f"step_offset must be a number >= 0 or {AUTO!r} (lower case), got {step_offset!r}")
+        return step_offset
     if isinstance(step_offset, bool) or not isinstance(step_offset, numbers.Real):
         raise TypeError(f"step_offset must be a number >= 0 or {AUTO!r}, got {type(step_offset).__name__}")
-    if not np.isfinite(step_offset) or step_offset < 0:
+    try:
+        value = float(step_offset)
+    except OverflowError:
+        raise ValueError(f"step_offset must be a finite number >= 0 or {AUTO!r}; {step_offset!r} does not fit "
+                         f"in a float") from None
+    if not math.isfinite(value) or value < 0:
         raise ValueError(f"step_offset must be a finite number >= 0 or {AUTO!r}, got {step_offset!r}")
-    return float(step_offset)
+    return value
 
 
 def step_size(t, *, theta, step_offset):

@@ -89,9 +89,7 @@ def ordinal_classes(y, classes=None):
     if classes is None:
         levels = observed
     else:
-        levels = np.asarray(classes)
-        if levels.ndim != 1 or not np.array_equal(levels, np.unique(levels)):
-            raise ValueError("classes must be a 1-d array of distinct, increasing labels")
+        levels = check_classes(classes)
         unknown = np.setdiff1d(observed, levels)
         if unknown.size:
             raise ValueError(f"y holds labels {unknown.tolist()} that are not in classes {levels.tolist()}")
@@ -100,6 +98,20 @@ def ordinal_classes(y, classes=None):
         raise ValueError(f"need at least two ordinal classes among labeled rows, found {levels.size} class(es): "
                          f"{levels.tolist()}")
     return levels
+
+
+def check_classes(classes):
+    """``classes`` as a 1-d array of at least two distinct, increasing integer labels (no data needed)."""
+    levels = np.asarray(classes)
+    if levels.ndim != 1 or levels.dtype.kind not in "iuf" or not np.array_equal(levels, np.unique(levels)):
+        raise ValueError(f"classes must be a 1-d array of distinct, increasing integer labels, got {classes!r}")
+    if levels.dtype.kind == "f" and not np.array_equal(levels, np.round(levels)):
+        raise ValueError(f"classes must hold integer labels, got {classes!r}")
+    if levels.size < 2:
+        raise ValueError(f"classes must list at least two ordinal levels, got {classes!r}")
+    if np.any((levels < 0)):
+        raise ValueError(f"classes must be non-negative ({UNLABELED} marks unlabeled rows), got {classes!r}")
+    return levels.astype(np.int64)
 
 
 def split_codes(y, levels):
@@ -127,15 +139,59 @@ def split_codes(y, levels):
     return codes
 
 
+def check_split_weights(values, name, low=0.0, high=1.0):
+    """``values`` (a number or a 1-d array-like) as float64, every entry finite and in ``[low, high]``.
+
+    The data-free part of a per-split parameter's check: the number of splits is known only at fit.
+    """
+    try:
+        weights = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number or a 1-d array of numbers, got {values!r}") from None
+    if weights.ndim > 1:
+        raise ValueError(f"{name} must be a number or a 1-d array of numbers, got shape {weights.shape}")
+    if not np.all(np.isfinite(weights) & (weights >= low) & (weights <= high)):
+        raise ValueError(f"{name} values must lie in [{low:g}, {high:g}], got {np.atleast_1d(weights).tolist()}")
+    return weights
+
+
+def check_random_state(random_state):
+    """Check that ``random_state`` is None, an integer >= 0 or a numpy generator (no seed is drawn)."""
+    if random_state is None or isinstance(random_state, (np.random.Generator, np.random.RandomState)):
+        return random_state
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+        raise TypeError(f"random_state must be None, an integer >= 0 or a numpy Generator, got {random_state!r}")
+    if random_state < 0:
+        raise ValueError(f"random_state must be non-negative, got {random_state}")
+    return random_state
+
+
+SHARED_PARAMS = {"tradeoff": (0.0, 1.0), "pnu_mix": (-1.0, 1.0)}
+"""Per-split weights some estimators take, with their ranges."""
+
+
+def check_shared_params(estimator):
+    """The data-free checks of the parameters several estimators share, for those ``estimator`` has.
+
+    ``tradeoff`` and ``pnu_mix`` (numbers or 1-d arrays in their ranges), ``classes`` and
+    ``random_state``: the checks their fits would make, run before any data is seen.
+    """
+    for name, (low, high) in SHARED_PARAMS.items():
+        if hasattr(estimator, name):
+            check_split_weights(getattr(estimator, name), name, low, high)
+    if getattr(estimator, "classes", None) is not None:
+        check_classes(estimator.classes)
+    if hasattr(estimator, "random_state"):
+        check_random_state(estimator.random_state)
+
+
 def check_tradeoff(tradeoff, n_splits):
     """Return the per-split trade-off weights ``gamma^j`` as a vector in [0, 1]."""
-    weights = np.asarray(tradeoff, dtype=np.float64)
+    weights = check_split_weights(tradeoff, "tradeoff")
     if weights.ndim == 0:
         weights = np.full(n_splits, float(weights))
     if weights.shape != (n_splits,):
         raise ValueError(f"tradeoff must be a scalar or {n_splits} values (one per split), got shape {weights.shape}")
-    if not np.all((weights >= 0) & (weights <= 1)):
-        raise ValueError(f"tradeoff values must lie in [0, 1], got {weights.tolist()}")
     return weights
 
 

@@ -9,13 +9,14 @@ count compared with the registry's documented shape, before the rename.
 
 import hashlib
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .cache import check_writable, resolve_cache_dir, resolve_mirror
-from .errors import ChecksumError, DownloadError, IncompleteFileError
+from .errors import CacheRebuildWarning, ChecksumError, DownloadError, IncompleteFileError
 
 DEFAULT_RETRIES = 3
 DEFAULT_TIMEOUT = 60.0
@@ -92,6 +93,27 @@ def check_complete(spec, path, where):
     if documented is not None and len(target) != documented:
         raise IncompleteFileError(f"dataset {spec.name!r}: {where} holds {len(target):,} rows; the registry "
                                   f"documents {documented:,} (truncated or a different file)")
+
+
+def _verified_stamp(path):
+    """The file beside a cached download without checksum that records the sha256 it was verified at."""
+    return Path(path).with_name(Path(path).name + ".verified")
+
+
+def _check_cached(spec, path):
+    """A cache hit checked as a download is: by sha256, else parsed completely once (stamped by its hash)."""
+    actual = _check(spec, path, f"cached file {path}")
+    if spec.sha256 is None:
+        stamp = _verified_stamp(path)
+        if not (stamp.is_file() and stamp.read_text() == _stamp_text(spec, actual)):
+            check_complete(spec, path, f"cached file {path}")
+            stamp.write_text(_stamp_text(spec, actual))
+    return actual
+
+
+def _stamp_text(spec, sha256):
+    """What a verified stamp holds: the file's sha256 and the row count it was checked against."""
+    return f"{sha256} {spec.shape[0] if spec.shape is not None else None}\n"
 
 
 def _find_in_mirror(spec, mirror):
@@ -174,9 +196,13 @@ def fetch(spec, *, cache_dir=None, mirror=None, retries=DEFAULT_RETRIES, timeout
     target = resolve_cache_dir(cache_dir) / "raw" / spec.name / spec.fname
     if target.is_file():
         try:
-            return LocalFile(target, _check(spec, target, f"cached file {target}"), "cache")
-        except ChecksumError:
+            return LocalFile(target, _check_cached(spec, target), "cache")
+        except (ChecksumError, IncompleteFileError) as error:
             target.unlink()  # a stale or damaged cache entry: fetch it again below
+            _verified_stamp(target).unlink(missing_ok=True)
+            if not spec.urls:
+                raise
+            warnings.warn(f"{error}; removed it, downloading it again", CacheRebuildWarning, stacklevel=2)
     if not spec.urls:
         where = f"mirror {mirror_dir}" if mirror_dir else "no mirror configured"
         raise DownloadError(
@@ -209,6 +235,8 @@ def _download(spec, target, retries, timeout):
         except (requests.RequestException, OSError) as exc:
             failures.append(f"{url}: {exc}")
             continue
+        if spec.sha256 is None:  # check_complete passed before the rename
+            _verified_stamp(target).write_text(_stamp_text(spec, downloader.sha256))
         return LocalFile(target, downloader.sha256, url)
     raise DownloadError(
         f"dataset {spec.name!r}: could not download {spec.fname!r} "

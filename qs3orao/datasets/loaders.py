@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cache import cache_key, load_entry, resolve_cache_dir, save_entry
-from .errors import UnevenBinsWarning
+from .errors import CacheRebuildWarning, DatasetError, UnevenBinsWarning
 from .local import fetch_source
 from .preprocess import (
     equal_frequency_bins,
@@ -188,7 +188,12 @@ def _prepare(spec, params, *, cache_root, mirror):
         tfidf_params = {key: value for key, value in params.items()
                         if key not in ("n_svd_components", "feature_scaling")}
         tfidf_file = _cache_file(cache_root, spec.name, cache_key(tfidf_params), prefix="tfidf-")
-        matrix, vocabulary, hit = tfidf_matrix(features, cache_file=tfidf_file)
+        try:
+            matrix, vocabulary, hit = tfidf_matrix(features, cache_file=tfidf_file)
+        except ValueError as error:  # scikit-learn's "empty vocabulary"
+            where = f" ({spec.source_path})" if spec.source_path else ""
+            raise DatasetError(f"dataset {spec.name!r}{where}: the review texts hold no word of two or more letters "
+                               f"or digits, so TF-IDF has no vocabulary ({error})") from None
         X, singular_values = svd_embedding(
             matrix, params["n_svd_components"], random_state=random_state, name=spec.name
         )
@@ -228,6 +233,21 @@ def _report_imbalance(name, bin_counts, info):
             UnevenBinsWarning,
             stacklevel=3,
         )
+
+
+def _unless_unverified_and_short(entry, path, spec):
+    """``entry``, or None (with a warning) when it was built from a file without checksum whose rows
+    differ from the documented count: a truncated file that entered the cache before cache hits were checked."""
+    if entry is None:
+        return None
+    info = entry[1]
+    source = info.get("source") or {}
+    documented, raw = (spec.shape[0] if spec.shape is not None else None), info.get("n_rows_raw")
+    if source.get("sha256_verified") is False and documented is not None and raw != documented:
+        warnings.warn(f"cache file {path} was built from {source.get('file')} (no checksum), which held {raw} rows "
+                      f"of the {documented} documented; rebuilding it", CacheRebuildWarning, stacklevel=3)
+        return None
+    return entry
 
 
 def _cache_file(cache_root, name, key, prefix=""):
@@ -310,7 +330,7 @@ def load_ordinal(
     cache_root = resolve_cache_dir(cache_dir)
     key = cache_key(params)
     path = _cache_file(cache_root, spec.name, key)
-    entry = load_entry(path, key)
+    entry = _unless_unverified_and_short(load_entry(path, key), path, spec)
     if entry is not None:
         (arrays, info), hit = entry, True
         X, y = arrays["X"], arrays["y"]

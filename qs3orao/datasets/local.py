@@ -15,6 +15,7 @@ Examples
 ('regression', 'houses.csv.gz')
 """
 
+import json
 import shutil
 import tempfile
 from functools import partial
@@ -33,12 +34,81 @@ FORMATS = ("csv", "json-lines", "libsvm", "parquet")
 """File formats of a local source."""
 
 
+_OPENERS = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}
+
+
+def _text_lines(path):
+    """The lines of a (possibly gzip-, bz2- or xz-compressed, by extension) text file, numbered from 1."""
+    import importlib
+
+    module = _OPENERS.get(Path(path).suffix)
+    opener = open if module is None else importlib.import_module(module).open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as lines:
+        yield from enumerate(lines, start=1)
+
+
+def _first_bad_json_line(path):
+    """``(line number, why)`` of the first line that is not one JSON object, or None."""
+    for number, line in _text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line.strip())
+        except ValueError as error:
+            return number, f"not valid JSON ({error})"
+        if not isinstance(record, dict):
+            return number, f"a JSON {type(record).__name__}, not an object"
+    return None
+
+
+def _first_bad_libsvm_line(path):
+    """``(line number, why)`` of the first line that is not ``label index:value ...`` with rising indices."""
+    for number, line in _text_lines(path):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        try:
+            float(fields[0])
+        except ValueError:
+            return number, f"label {fields[0]!r} is not a number"
+        previous = -1
+        for field in fields[1:]:
+            index, _, value = field.partition(":")
+            try:
+                index, value = int(index), float(value)
+            except ValueError:
+                return number, f"{field!r} is not index:value with an integer index and a number"
+            if index <= previous:
+                return number, f"feature indices must rise strictly, {index} follows {previous}"
+            previous = index
+    return None
+
+
+def _first_non_numeric(frame, header):
+    """``(line number, column, value)`` of the first cell that is not a number, or None."""
+    import pandas as pd
+
+    for column in frame.columns:
+        values = frame[column]
+        bad = pd.to_numeric(values, errors="coerce").isna() & values.notna()
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            return row + 1 + int(header), column, values.iloc[row]
+    return None
+
+
 def _read_frame(path, file_format, header):
     import pandas as pd
 
     if file_format == "csv":
-        return pd.read_csv(path, header=0 if header else None, compression="infer")
+        try:
+            return pd.read_csv(path, header=0 if header else None, compression="infer")
+        except pd.errors.EmptyDataError:
+            raise DatasetError("the file is empty (no header, no rows)") from None
     if file_format == "json-lines":
+        bad = _first_bad_json_line(path)
+        if bad is not None:
+            raise DatasetError(f"line {bad[0]}: {bad[1]}; json-lines needs one JSON object per line")
         return pd.read_json(path, lines=True, compression="infer")
     return pd.read_parquet(path)
 
@@ -47,11 +117,16 @@ def _column(frame, column, path):
     """The name of ``column`` (a name, or an integer position) in ``frame``."""
     if isinstance(column, str):
         if column not in frame.columns:
-            raise DatasetError(f"{path}: no column {column!r}; columns are {list(frame.columns)[:20]}")
+            raise DatasetError(f"no column {column!r}; columns are {list(frame.columns)[:20]}")
         return column
     if not -frame.shape[1] <= column < frame.shape[1]:
-        raise DatasetError(f"{path}: column index {column} is out of range for {frame.shape[1]} columns")
+        raise DatasetError(f"column index {column} is out of range for {frame.shape[1]} columns")
     return frame.columns[column]
+
+
+def _check_rows(frame):
+    if len(frame) == 0:
+        raise DatasetError(f"the file holds no rows (columns {list(frame.columns)[:20]})")
 
 
 def read_table(path, *, file_format, target):
@@ -71,34 +146,86 @@ def read_table(path, *, file_format, target):
     -------
     X : ndarray of float64, shape (n, d)
     target : ndarray of float64, shape (n,)
+
+    Raises
+    ------
+    DatasetError
+        Naming the line of the first value that does not parse, where there is one.
     """
     if file_format == "libsvm":
         if target not in (0, "label"):
-            raise DatasetError(f"{path}: a libsvm file's target is its label field (target: label), got {target!r}")
+            raise DatasetError(f"a libsvm file's target is its label field (target: label), got {target!r}")
         from sklearn.datasets import load_svmlight_file
 
+        bad = _first_bad_libsvm_line(path)
+        if bad is not None:
+            raise DatasetError(f"line {bad[0]}: {bad[1]}")
         X, y = load_svmlight_file(str(path), dtype=np.float64)
         return X.toarray(), y.astype(np.float64)
-    frame = _read_frame(path, file_format, header=isinstance(target, str))
+    header = isinstance(target, str)
+    frame = _read_frame(path, file_format, header=header)
+    _check_rows(frame)
     name = _column(frame, target, path)
-    try:
-        values = frame.drop(columns=[name]).to_numpy(dtype=np.float64)
-        y = frame[name].to_numpy(dtype=np.float64)
-    except ValueError as error:
-        raise DatasetError(f"{path}: features and target must be numeric ({error})") from None
-    return values, y
+    bad = _first_non_numeric(frame, header and file_format == "csv")
+    if bad is not None:
+        where = f"line {bad[0]}" if file_format != "parquet" else f"row {bad[0]}"
+        raise DatasetError(f"{where}, column {bad[1]!r}: {bad[2]!r} is not a number (features and target must be "
+                           f"numeric)")
+    return frame.drop(columns=[name]).to_numpy(dtype=np.float64), frame[name].to_numpy(dtype=np.float64)
 
 
 def read_text_table(path, *, file_format, text, label):
-    """Review texts and integer ratings from a local csv, json-lines or parquet file."""
+    """Review texts and integer ratings from a local csv, json-lines or parquet file.
+
+    ``text`` and ``label`` are both column names (a csv file then has a header row) or both
+    positions (a csv file then has none). Every record must have a text: a record without
+    one is an error that counts them and names their first lines, not an empty review.
+    """
     if file_format == "libsvm":
-        raise DatasetError(f"{path}: reviews need a csv, json-lines or parquet file, not libsvm")
-    frame = _read_frame(path, file_format, header=True)
+        raise DatasetError("reviews need a csv, json-lines or parquet file, not libsvm")
+    header = isinstance(text, str)
+    frame = _read_frame(path, file_format, header=header)
+    _check_rows(frame)
     text, label = _column(frame, text, path), _column(frame, label, path)
-    ratings = frame[label].to_numpy(dtype=np.float64)
-    if not np.array_equal(ratings, np.round(ratings)):
-        raise DatasetError(f"{path}: the label column {label!r} must hold integer ratings")
-    return frame[text].fillna("").astype(str).tolist(), ratings.astype(np.int64)
+    first_line = 1 + int(header and file_format == "csv")
+    missing = np.flatnonzero(frame[text].isna().to_numpy())
+    if missing.size:
+        raise DatasetError(f"{missing.size} of {len(frame)} records have no text in column {text!r} (lines "
+                           f"{', '.join(str(i + first_line) for i in missing[:5])}{', ...' if missing.size > 5 else ''}); "
+                           f"remove them or give them a text")
+    ratings = pd_numeric(frame[label])
+    bad = np.flatnonzero(~np.isfinite(ratings) | (ratings != np.round(ratings)))
+    if bad.size:
+        raise DatasetError(f"line {bad[0] + first_line}, column {label!r}: {frame[label].iloc[bad[0]]!r} is not an "
+                           f"integer rating")
+    if np.unique(ratings).size < 2:
+        raise DatasetError(f"every record has the rating {ratings[0]:g} (column {label!r}): an ordinal dataset "
+                           f"needs at least two rating values")
+    return frame[text].astype(str).tolist(), ratings.astype(np.int64)
+
+
+def pd_numeric(values):
+    """A column as float64, NaN where a value is not a number."""
+    import pandas as pd
+
+    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+
+
+def _reader_for(name, path, file_format, read):
+    """``read`` whose every failure is a :class:`DatasetError` naming the dataset, its key and its file."""
+
+    def reader(local_copy):
+        where = f"dataset {name!r} (datasets.{name}.source.path: {path}, format {file_format})"
+        try:
+            return read(local_copy)
+        except DatasetError as error:
+            raise DatasetError(f"{where}: {error}") from None
+        # Parsers fail in format-specific ways (UnicodeDecodeError, ArrowInvalid, BadGzipFile, EOFError, ...).
+        except Exception as error:  # noqa: BLE001 - re-raised with the context the parser lacks
+            raise DatasetError(f"{where}: does not read as a {file_format} file: {type(error).__name__}: "
+                               f"{' '.join(str(error).split())[:300]}") from error
+
+    return reader
 
 
 def local_spec(name, source, *, sha256=None):
@@ -137,9 +264,13 @@ def local_spec(name, source, *, sha256=None):
     if source.get("sha256") not in (None, sha256):
         raise ChecksumError(f"dataset {name!r}: sha256 of {path} is {sha256}, expected {source['sha256']}")
     if reviews:
-        reader = partial(read_text_table, file_format=source["format"], text=source["text"], label=source["label"])
+        if isinstance(source["text"], str) != isinstance(source["label"], str):
+            raise ValueError(f"{key}: text and label must both be column names (a file with a header row) or both "
+                             f"positions (a file without one), got {source['text']!r} and {source['label']!r}")
+        read = partial(read_text_table, file_format=source["format"], text=source["text"], label=source["label"])
     else:
-        reader = partial(read_table, file_format=source["format"], target=source["target"])
+        read = partial(read_table, file_format=source["format"], target=source["target"])
+    reader = _reader_for(name, path, source["format"], read)
     return DatasetSpec(name=name, kind="reviews" if reviews else "regression", description=f"local file {path}",
                        fname=path.name, sha256=sha256, source_path=str(path), reader=reader,
                        notes=f"configured source: {source['format']} file")

@@ -174,6 +174,14 @@ def test_end_to_end_produces_the_table_and_figures(tiny_run):
 def test_report_bundles_the_figures(tiny_run):
     snakemake(tiny_run, "--configfile", TINY, "--report", tiny_run / "report.zip")
     assert (tiny_run / "report.zip").stat().st_size > 0
+    import zipfile
+
+    with zipfile.ZipFile(tiny_run / "report.zip") as bundle:
+        names = bundle.namelist()
+        text = " ".join(bundle.read(n).decode(errors="replace") for n in names if n.endswith((".html", ".js")))
+    # Issue 21: the results table and the manifest of the configuration reported, which the text names.
+    assert any(n.endswith("/results.csv") for n in names) and any(n.endswith("/manifest.json") for n in names), names
+    assert "figures/tiny/manifest.json" in text and "figures/manifest.json" not in text
 
 
 def test_second_run_reproduces_the_table_bit_for_bit(tiny_run, tmp_path):

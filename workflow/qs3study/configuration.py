@@ -167,6 +167,11 @@ def check_methods(config, datasets):
         Naming the configuration key and the estimator's complaint.
     """
     taken = set()
+    for key, params in [*((f"methods.{m}.params", e["params"]) for m, e in config["methods"].items()),
+                        *((f"datasets.{d}.params", o["params"]) for d, o in config["datasets"].items())]:
+        if "classes" in params:
+            raise configuration_error(key, "'classes' is not configurable: every dataset's labels are 0 .. k-1, "
+                                      "set when it is prepared (n_bins, or the ratings found)")
     for label in config["methods"]:
         entry = method_config(config, label)
         estimator = make_method(entry["method"])

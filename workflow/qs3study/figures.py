@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -16,7 +18,10 @@ from .files import atomic_path  # noqa: E402
 from .runtime import setup_logging  # noqa: E402
 from .tables import auc_summary, read_results, summary_markdown  # noqa: E402
 
-MARKERS = "osD^vP*Xh<>"
+MARKERS = "osD^P*hp<>H"
+"""Method markers; none is a marker of ``UNFINISHED`` (``x``, ``v``) or of the budget stop (``x``)."""
+TITLE_WIDTH = 28
+"""Characters per line of a panel title (longer ones wrap, so that neighbouring titles do not collide)."""
 STYLE = {
     "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
     "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3,
@@ -28,6 +33,40 @@ def method_styles(methods):
     """A colour and marker per method label, stable across figures (colour-blind-safe palette)."""
     colours = plt.get_cmap("tab10").colors
     return {m: {"color": colours[i % 10], "marker": MARKERS[i % len(MARKERS)]} for i, m in enumerate(methods)}
+
+
+def _title(text):
+    return "\n".join(textwrap.wrap(text, TITLE_WIDTH)) or text
+
+
+MAX_X_TICKS = 5
+
+
+def _compact(value):
+    """``1500`` -> ``1.5k``, ``16000`` -> ``16k``: short tick labels."""
+    for size, suffix in ((1e6, "M"), (1e3, "k")):
+        if value >= size:
+            return f"{value / size:.0f}{suffix}" if value >= 10 * size else f"{value / size:.2g}{suffix}"
+    return f"{value:g}"
+
+
+def _size_ticks(ax, sizes):
+    """The x ticks of a log axis at the panel's sizes (at most :data:`MAX_X_TICKS`), in short labels.
+
+    Matplotlib's log ticks label every minor tick of a range under a decade ("2×10³ 3×10³4×10³"),
+    which collide; the sizes themselves, thinned, never do.
+    """
+    sizes = np.unique(np.asarray(sizes, dtype=float))
+    logs = np.log10(sizes)
+    gap = (logs[-1] - logs[0]) / (MAX_X_TICKS + 1) if sizes.size > 1 else 0.0
+    kept = [sizes.size - 1]  # the largest size (often "all") is kept; others only when not too close
+    for i in range(sizes.size - 2, -1, -1):
+        if logs[kept[-1]] - logs[i] >= gap:
+            kept.append(i)
+    sizes = sizes[sorted(kept)]
+    ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(sizes))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FixedFormatter([_compact(v) for v in sizes]))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
 def _grid(n_panels, ncols, width=3.0, height=2.6):
@@ -118,7 +157,17 @@ def time_vs_unlabeled(table, datasets, labels, paths, titles=None):
                     ax.plot([last, first_stop], [mean[last], mean[last]], ls=":", color=styles[method]["color"])
                     ax.plot([first_stop], [mean[last]], marker="x", ms=8, mew=2, ls="none",
                             color=styles[method]["color"])
-            ax.set(xscale="log", yscale="log", title=titles.get(dataset, dataset), xlabel="unlabeled rows", ylabel="training time (s)")
+            title = _title(titles.get(dataset, dataset))
+            ax.set(xlabel="unlabeled rows", ylabel="training time (s)")
+            if not rows["fit_time"].where(rows["status"] == "ok").gt(0).any():
+                # Nothing to put on log axes: say so rather than draw (or fail on) empty log scales.
+                ax.set_title(f"{title}\n(no finished run)")
+                ax.text(0.5, 0.5, "every point failed or\nwas stopped (see results.csv)", ha="center",
+                        va="center", transform=ax.transAxes, fontsize=8)
+                ax.set_yticks([])
+                continue
+            ax.set(xscale="log", yscale="log", title=title)
+            _size_ticks(ax, table.loc[table["dataset"] == dataset, "n_unlabeled"].dropna())
         handles, names = [], []
         for ax in axes:
             for handle, name in zip(*ax.get_legend_handles_labels()):
@@ -162,7 +211,7 @@ def auc_boxplot(table, datasets, labels, paths, titles=None):
             positions = np.arange(len(labels))
             present = [i for i, values in enumerate(data) if len(values)]
             if not present:
-                ax.set_title(f"{titles.get(dataset, dataset)}\n(no finished run)")
+                ax.set_title(f"{_title(titles.get(dataset, dataset))}\n(no finished run)")
                 continue
             boxes = ax.boxplot([data[i] for i in present], positions=positions[present], widths=0.6,
                                patch_artist=True, medianprops={"color": "black"}, showfliers=False)
@@ -175,7 +224,7 @@ def auc_boxplot(table, datasets, labels, paths, titles=None):
             n_trials = per.groupby("method")["trial"].nunique()
             trials = f", {n_trials.min()}-{n_trials.max()} trials" if n_trials.min() != n_trials.max() else \
                 f", {n_trials.max()} trials"
-            ax.set_title(f"{titles.get(dataset, dataset)}\n{int(n_unlabeled)} unlabeled{trials}")
+            ax.set_title(f"{_title(titles.get(dataset, dataset))}\n{int(n_unlabeled)} unlabeled{trials}")
             ax.set_xticks(positions, list(labels.values()), rotation=35, ha="right")
             ax.set_ylabel("ordinal AUC (unlabeled rows)")
         fig.tight_layout()

@@ -6,6 +6,7 @@ import logging
 import platform
 import resource
 import sys
+import traceback
 from importlib import metadata
 
 __all__ = ["VERSION_PACKAGES", "setup_logging", "limit_threads", "peak_rss_mb", "package_versions"]
@@ -14,9 +15,20 @@ VERSION_PACKAGES = ("qs3orao", "numpy", "scipy", "scikit-learn", "skordinal", "p
 
 
 def setup_logging(log_path):
-    """Send this process's stdout, stderr, warnings and ``logging`` to the rule's log file."""
+    """Send this process's stdout, stderr, warnings and ``logging`` to the rule's log file.
+
+    An error that ends the job is also summarised on the job's own stderr, with the log's path, so
+    that Snakemake's output says why a job failed (the traceback stays in the log).
+    """
     stream = open(log_path, "w", buffering=1)  # noqa: SIM115 - lives as long as the job
     sys.stdout = sys.stderr = stream
+    terminal = sys.__stderr__
+
+    def report_and_log(kind, error, trace):
+        traceback.print_exception(kind, error, trace, file=stream)
+        print(f"{kind.__name__}: {' '.join(str(error).split())}\n(traceback in {log_path})", file=terminal, flush=True)
+
+    sys.excepthook = report_and_log
     logging.basicConfig(stream=stream, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s",
                         force=True)
     logging.captureWarnings(True)

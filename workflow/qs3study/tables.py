@@ -22,7 +22,8 @@ from .runtime import setup_logging
 KEY_COLUMNS = ["dataset", "method", "size", "trial"]
 COLUMNS = [
     "dataset", "method", "base_method", "trial", "seed", "size", "comparison", "n_labeled", "n_unlabeled",
-    "n_features", "n_classes", "status", "reason", "auc", "auc_splits", "mae", "accuracy", "params", "tuned", "tuning_status",
+    "n_features", "n_classes", "status", "reason", "auc", "auc_splits", "mae", "accuracy", "constant_mae",
+    "constant_accuracy", "params", "tuned", "tuning_status",
     "kernel_width", "gamma_scale", "gamma_absolute", "kernel_mean_offdiag", "warnings", "n_iter_fitted", "memory_budget_mb",
     "memory_estimate_mb", "fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "bench_s",
     "bench_max_rss_mb", "bench_cpu_time", "versions",
@@ -158,8 +159,10 @@ def auc_summary(table, reference, methods):
     -------
     pandas.DataFrame
         One row per (dataset, method): ``n_unlabeled``, ``n_trials``,
-        ``auc_mean``, ``auc_std``, ``diff_vs_reference`` (mean of reference
-        minus method), ``p_ttest``, ``p_holm`` (the t-test's p-value, Holm-adjusted
+        ``auc_mean``, ``auc_std``, ``mae_mean``, ``accuracy_mean`` (the predicted labels),
+        ``constant_mae``, ``constant_accuracy`` (the constant prediction of the labeled rows'
+        majority class, on the same trials), ``best`` (highest mean AUC of the dataset),
+        ``diff_vs_reference`` (mean of reference minus method), ``p_ttest``, ``p_holm`` (the t-test's p-value, Holm-adjusted
         over every test of the table), ``p_wilcoxon``, ``n_pairs``, ``not_ok``
         (trials that did not finish, by status) and ``n_warnings`` (finished
         trials with a warning: degenerate kernel, tuned value on a grid edge).
@@ -167,8 +170,12 @@ def auc_summary(table, reference, methods):
     comparison = table[table["comparison"].astype(bool)]
     rows = []
     for dataset, per_dataset in comparison.groupby("dataset", sort=False):
-        auc = per_dataset[per_dataset["status"] == "ok"].pivot_table(index="trial", columns="method",
-                                                                      values="auc")
+        ok = per_dataset[per_dataset["status"] == "ok"]
+        constant = {name: np.nan for name in ("constant_mae", "constant_accuracy")}
+        if "constant_mae" in per_dataset:  # the same split, hence the same value, for every method of a trial
+            known = per_dataset.dropna(subset=["constant_mae"]).groupby("trial")[list(constant)].first()
+            constant = {name: known[name].mean() if len(known) else np.nan for name in constant}
+        auc = ok.pivot_table(index="trial", columns="method", values="auc")
         for method in methods:
             runs = per_dataset[per_dataset["method"] == method]
             values = auc[method].dropna() if method in auc else pd.Series(dtype=float)
@@ -176,6 +183,8 @@ def auc_summary(table, reference, methods):
                    "n_unlabeled": int(runs["n_unlabeled"].max()) if runs["n_unlabeled"].notna().any() else None,
                    "n_trials": len(values), "auc_mean": values.mean() if len(values) else np.nan,
                    "auc_std": values.std(ddof=1) if len(values) > 1 else np.nan,
+                   **{f"{name}_mean": ok.loc[ok["method"] == method, name].mean() for name in ("mae", "accuracy")},
+                   **constant,
                    "not_ok": ", ".join(f"{s}: {n}" for s, n in runs.loc[runs["status"] != "ok", "status"]
                                        .value_counts().sort_index().items()),
                    "n_warnings": int((runs.loc[runs["status"] == "ok", "warnings"].fillna("") != "").sum())
@@ -186,10 +195,13 @@ def auc_summary(table, reference, methods):
                 row["diff_vs_reference"] = float((joined.iloc[:, 0] - joined.iloc[:, 1]).mean())
                 row.update(paired_tests(ref, values))
             rows.append(row)
-    columns = ["dataset", "method", "n_unlabeled", "n_trials", "auc_mean", "auc_std", "diff_vs_reference",
-               "p_ttest", "p_holm", "p_wilcoxon", "n_pairs", "not_ok", "n_warnings"]
+    columns = ["dataset", "method", "n_unlabeled", "n_trials", "auc_mean", "auc_std", "mae_mean", "accuracy_mean",
+               "constant_mae", "constant_accuracy", "best", "diff_vs_reference", "p_ttest", "p_holm", "p_wilcoxon",
+               "n_pairs", "not_ok", "n_warnings"]
     summary = pd.DataFrame(rows).reindex(columns=columns)
     summary["p_holm"] = holm(summary["p_ttest"])
+    top = summary.groupby("dataset", sort=False)["auc_mean"].transform("max")
+    summary["best"] = summary["auc_mean"].notna() & (summary["auc_mean"] == top)
     return summary
 
 
@@ -197,6 +209,8 @@ def _cell(row, reference, alpha):
     if row["n_trials"] == 0:
         return f"n/a ({row['not_ok']})" if row["not_ok"] else "n/a"
     text = f"{row['auc_mean']:.4f} ± {row['auc_std']:.4f}" if row["n_trials"] > 1 else f"{row['auc_mean']:.4f}"
+    if row.get("best"):
+        text = f"**{text}**"
     if row["method"] != reference and not np.isnan(row.get("p_holm", np.nan)):
         mark = ""
         if row["p_holm"] < alpha:
@@ -204,7 +218,15 @@ def _cell(row, reference, alpha):
         text += f" (p={row['p_holm']:.3g}{mark})"
     if row.get("n_warnings", 0):
         text += f" [{int(row['n_warnings'])} warned]"
+    if not np.isnan(row.get("mae_mean", np.nan)):
+        text += f"; MAE {row['mae_mean']:.3f}, acc. {row['accuracy_mean']:.3f}"
     return text
+
+
+def _constant_cell(rows):
+    """The constant-prediction reference of a dataset: mean MAE and accuracy over the trials that ran."""
+    mae, acc = rows["constant_mae"].iloc[0], rows["constant_accuracy"].iloc[0]
+    return "n/a" if np.isnan(mae) else f"0.5 (by definition); MAE {mae:.3f}, acc. {acc:.3f}"
 
 
 ROLE_MARKS = {"paper": "", "alternative": " †", "reference": " ‡"}
@@ -234,21 +256,26 @@ def summary_markdown(summary, reference, labels, alpha=0.05, *, roles=None, titl
     roles = roles or {}
     titles = titles or {}
     header = "| dataset | n unlabeled | " + " | ".join(labels[m] + ROLE_MARKS[roles.get(m, "paper")]
-                                                      for m in methods) + " |"
-    lines = [header, "|" + "---|" * (len(methods) + 2)]
+                                                      for m in methods) + " | constant (majority class) |"
+    lines = [header, "|" + "---|" * (len(methods) + 3)]
     for dataset, rows in summary.groupby("dataset", sort=False):
         rows = rows.set_index("method")
         n_unlabeled = rows["n_unlabeled"].dropna()
         cells = [_cell(rows.loc[m].to_dict() | {"method": m}, reference, alpha) for m in methods]
         size = str(int(n_unlabeled.max())) if len(n_unlabeled) else "?"
-        lines.append(f"| {titles.get(dataset, dataset)} | {size} | " + " | ".join(cells) + " |")
+        lines.append(f"| {titles.get(dataset, dataset)} | {size} | " + " | ".join(cells) +
+                     f" | {_constant_cell(rows)} |")
     lines += ["", f"Mean ± standard deviation over trials of the ordinal AUC on the unlabeled rows. "
               f"p: paired two-sided t-test of {labels[reference]} against the column's method over the "
               f"trials both finished (same seeds, same splits), Holm-adjusted over the "
               f"{int(summary['p_holm'].notna().sum())} tests of this table; ▲ {labels[reference]} "
               f"significantly better, ▼ significantly worse, at family-wise level {alpha}. Unadjusted and "
-              f"Wilcoxon signed-rank p-values are in the CSV. [n warned]: finished trials with a warning "
-              f"(degenerate kernel, tuned value on a grid edge; column `warnings` of results.csv)."]
+              f"Wilcoxon signed-rank p-values are in the CSV. Bold: the highest mean AUC of the dataset. "
+              f"MAE and acc.: mean absolute error (in levels) and accuracy of the predicted labels on the same "
+              f"rows; the last column predicts the labeled rows' majority class for every row (its AUC is 0.5). "
+              f"[n warned]: finished trials with a warning (degenerate kernel, tuned value on a grid edge, "
+              f"a warning of the fit, a declared fallback after a failed search; column `warnings` of "
+              f"results.csv)."]
     if any(role != "paper" for role in roles.values()):
         lines += ["", "† added alternative, not one of the paper's methods (never counted in its claims); "
                       "‡ reference: a supervised linear ordinal model on the labeled rows."]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 import traceback
+import warnings
 
 import numpy as np
 
 from baselines import MemoryBudgetExceeded
-from baselines.registry import get_method
+from baselines.registry import get_method, make_method
 from qs3orao.datasets import semisupervised_split
 from qs3orao.metrics import accuracy, binary_auc, mean_absolute_error
 
@@ -18,7 +19,11 @@ from .files import read_json, write_json
 from .kernel_width import absolute_params, degenerate_kernel, gamma_scale, mean_off_diagonal
 from .runtime import limit_threads, package_versions, peak_rss_mb, setup_logging
 
-__all__ = ["BeyondPool", "unlabeled_scores", "unlabeled_auc", "fit_and_score", "train_job"]
+__all__ = ["BeyondPool", "TuningFailed", "fit_warnings", "tuning_failure", "unlabeled_scores", "unlabeled_auc", "fit_and_score", "train_job"]
+
+
+class TuningFailed(Exception):
+    """The trial's hyperparameter search failed and the configuration declares no fallback."""
 
 
 class BeyondPool(Exception):
@@ -59,6 +64,33 @@ def unlabeled_auc(y_true, scores, n_classes):
     return float(np.mean(aucs)), len(splits)
 
 
+NOT_ABOUT_THE_RESULT = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+"""Warnings about library versions, not about a fit: logged as usual, not recorded with the result."""
+
+
+def fit_warnings(caught):
+    """The distinct texts ``Category: message`` of the warnings a fit raised that concern its result."""
+    texts = [f"{w.category.__name__}: {' '.join(str(w.message).split())}" for w in caught
+             if not issubclass(w.category, NOT_ABOUT_THE_RESULT)]
+    return list(dict.fromkeys(texts))
+
+
+def tuning_failure(tuning, on_failure):
+    """What a failed search means for its training job: ``(failure reason or None, warning or None)``.
+
+    A search that did not end ``ok`` fails the training job with the search's reason, unless the
+    configuration declares the fallback (``tuning.on_failure: configured``): the job is then trained
+    on the configured parameters and says so in its ``warnings``.
+    """
+    status = tuning.get("status", "none")
+    if status in ("ok", "none"):
+        return None, None
+    reason = f"tuning {status}: {tuning.get('reason', '')}".strip()
+    if on_failure == "configured":
+        return None, f"{reason}; trained on the configured parameters (tuning.on_failure: configured)"
+    return f"{reason} (set tuning.on_failure: configured to train on the configured parameters instead)", None
+
+
 def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel_width="literal"):
     """Do the work of one job, filling ``record`` in place; exceptions propagate.
 
@@ -80,7 +112,17 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel
     record.update(n_labeled=split.n_labeled, n_unlabeled=split.n_unlabeled, n_features=int(X.shape[1]),
                   n_classes=int(np.unique(y_all).size))
 
+    # The constant-prediction reference: the labeled rows' majority class (ties: the lowest) for every row.
+    majority = np.full(int((~labeled).sum()), np.bincount(split.y_train[labeled]).argmax())
+    record.update(constant_mae=mean_absolute_error(split.y_true[~labeled], majority),
+                  constant_accuracy=accuracy(split.y_true[~labeled], majority))
+
     scale = gamma_scale(kernel_width, X[labeled], seed=record["seed"])
+    defaults = make_method(spec["method"]).get_params()
+    if scale != 1.0 and "gamma" in defaults and "gamma" not in {**spec["params"], **tuned}:
+        # A width nobody configured or tuned (the registered default, e.g. after a failed search whose
+        # fallback is declared) is read on the data's scale too, never as an absolute width.
+        spec = {**spec, "params": {**spec["params"], "gamma": defaults["gamma"]}}
     absolute_spec = {**spec, "params": absolute_params(spec["params"], scale)}
     estimator, _ = build_estimator(absolute_spec, seed=record["seed"], tuned=absolute_params(tuned, scale))
     record["params"] = {**spec["params"], **tuned}
@@ -96,18 +138,23 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel
     X_fit, y_fit = (X, split.y_train) if fit_on_all else (X[labeled], split.y_train[labeled])
     record["rss_before_fit_mb"] = peak_rss_mb()
     log.info("fitting %r on %d rows (%d labeled)", estimator, len(y_fit), int(labeled.sum()))
-    start = time.perf_counter()
-    estimator.fit(X_fit, y_fit)
-    record["fit_time"] = time.perf_counter() - start
-    if getattr(estimator, "n_iter_", None) is not None:  # iterations used (ConvergedQS3ORAO chooses them)
-        record["n_iter_fitted"] = int(estimator.n_iter_)
-    if getattr(estimator, "memory_estimate_", None) is not None:
-        record["memory_estimate_mb"] = estimator.memory_estimate_ / 2**20
-    start = time.perf_counter()
-    scores = unlabeled_scores(estimator, X, labeled, fit_on_all)
-    record["predict_time"] = time.perf_counter() - start
-    auc, n_scored = unlabeled_auc(split.y_true[~labeled], scores, record["n_classes"])
-    predicted = estimator.predict(X[~labeled])  # labels from the fitted thresholds
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start = time.perf_counter()
+        estimator.fit(X_fit, y_fit)
+        record["fit_time"] = time.perf_counter() - start
+        if getattr(estimator, "n_iter_", None) is not None:  # iterations used (ConvergedQS3ORAO chooses them)
+            record["n_iter_fitted"] = int(estimator.n_iter_)
+        if getattr(estimator, "memory_estimate_", None) is not None:
+            record["memory_estimate_mb"] = estimator.memory_estimate_ / 2**20
+        start = time.perf_counter()
+        scores = unlabeled_scores(estimator, X, labeled, fit_on_all)
+        record["predict_time"] = time.perf_counter() - start
+        auc, n_scored = unlabeled_auc(split.y_true[~labeled], scores, record["n_classes"])
+        predicted = estimator.predict(X[~labeled])  # labels from the fitted thresholds
+    for text in fit_warnings(caught):
+        record["warnings"].append(text)
+        log.warning(text)
     record.update(mae=mean_absolute_error(split.y_true[~labeled], predicted),
                   accuracy=accuracy(split.y_true[~labeled], predicted))
     record.update(auc=auc, auc_splits=n_scored, status="ok", reason="")
@@ -153,14 +200,22 @@ def train_job(smk):
         "auc_splits": None,
         "mae": None,
         "accuracy": None,
+        "constant_mae": None,
+        "constant_accuracy": None,
         "fit_time": None,
         "predict_time": None,
         "n_iter_fitted": None,
         "memory_estimate_mb": None,
         "versions": package_versions(),
     }
+    failure, fallback = tuning_failure(tuning, smk.params.get("on_failure", "fail"))
+    if fallback:
+        record["warnings"].append(fallback)
+        log.warning(fallback)
     with limit_threads(smk.threads):
         try:
+            if failure:
+                raise TuningFailed(failure)
             fit_and_score(smk.input.X, smk.input.y, spec, tuned, record, log, n_labeled=smk.params.n_labeled,
                           kernel_width=smk.params.kernel_width)
         except BeyondPool as error:
@@ -170,6 +225,9 @@ def train_job(smk):
             record.update(status="out_of_memory_budget", reason=" ".join(str(error).split()),
                           memory_estimate_mb=error.estimate_bytes / 2**20)
             log.info("stopped: %s", error)
+        except TuningFailed as error:
+            record.update(status="failed", reason=str(error))
+            log.error("not trained: %s", error)
         except Exception as error:  # noqa: BLE001 - recorded as a failed point, the study goes on
             record.update(status="failed", reason=" ".join(f"{type(error).__name__}: {error}".split()))
             log.error("failed:\n%s", traceback.format_exc())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 
@@ -18,7 +19,7 @@ from .kernel_width import absolute_params, gamma_scale, grid_edges
 from .runtime import limit_threads, setup_logging
 
 __all__ = ["STAGED", "WINDOW", "resolve_grid", "halving", "fixed_params", "scaled_grid", "widened_search",
-           "tune_job"]
+           "candidate_bound", "SearchProgress", "tune_job"]
 
 #: The key of a ``grid:`` mapping that keeps the staged search with the user's stage-1 values.
 STAGED = "staged"
@@ -161,6 +162,40 @@ def widened_search(run, grid, ranges, *, log=None):
     return best, {name: tuple(2.0 ** e for e in sorted(exps)) for name, exps in searched.items()}, rounds
 
 
+def candidate_bound(grid, n_classes):
+    """Most candidates the staged search of ``grid`` scores (:func:`baselines.model_selection.cross_validate_params`)."""
+    total = math.prod(len(values) for values in grid.grid.values())
+    if grid.split_param is not None:
+        total += len(grid.split_values)
+        if grid.per_split:
+            total += 1 if grid.separable else (n_classes - 1) * len(grid.split_values)
+    return total
+
+
+class SearchProgress:
+    """Logs every scored candidate with the time spent and an estimate of the time left.
+
+    Parameters
+    ----------
+    log : logging.Logger
+    bound : int
+        Most candidates the search scores (:func:`candidate_bound`); the estimate assumes every
+        candidate costs the mean so far, so it is an upper bound's estimate.
+    clock : callable, default=time.perf_counter
+    """
+
+    def __init__(self, log, bound, clock=time.perf_counter):
+        self.log, self.bound, self.clock = log, bound, clock
+        self.start, self.done = clock(), 0
+
+    def __call__(self, record):
+        self.done += 1
+        elapsed = self.clock() - self.start
+        left = elapsed / self.done * max(self.bound - self.done, 0)
+        self.log.info("candidate %d of at most %d (%s stage): cv auc %.4f; %.0f s spent, at most about %.0f s left",
+                      self.done, self.bound, record["stage"], record["cv_auc"], elapsed, left)
+
+
 def tune_job(smk):
     """Snakemake job of rule ``tune``: search ``grid`` by k-fold cross-validation over the trial's labeled rows.
 
@@ -169,8 +204,9 @@ def tune_job(smk):
     a subset of every larger pool of the same trial). Writes the best
     parameters and the whole search record. A search that cannot run (a fold
     without both sides of a split, a fit over the memory budget) is recorded
-    with its reason and no best parameters, so the trial's training jobs use
-    the configured parameters and say so (``tuned`` is false).
+    with its reason and no best parameters; the trial's training jobs then fail
+    with that reason, or train on the configured parameters and say so when
+    ``tuning.on_failure`` is ``configured`` (:func:`qs3study.training.tuning_failure`).
 
     Parameters
     ----------
@@ -205,10 +241,15 @@ def tune_job(smk):
     start = time.perf_counter()
     with limit_threads(smk.threads):
         try:
+            bound = candidate_bound(grid, np.unique(split.y_train[split.labeled_mask]).size)
+            log.info("up to %d candidates x %d folds%s", bound, smk.params.n_folds,
+                     " per round" if ranges else "")
+
             def run(candidates):
                 result = cross_validate_params(spec["method"], X, split.y_train, scaled_grid(candidates, scale),
                                                n_folds=smk.params.n_folds, random_state=seed, fixed_params=fixed,
-                                               halving=early_stopping)
+                                               halving=early_stopping,
+                                               progress=SearchProgress(log, bound))
                 return result, _relative(result.best_params, candidates, scale)
 
             if ranges:
@@ -228,9 +269,9 @@ def tune_job(smk):
             log.info("best %s (cv auc %.4f)", best, result.best_score)
             for edge in edges:
                 log.warning(edge)
-        except (ValueError, MemoryError) as error:  # the trial is trained on the configured parameters instead
+        except (ValueError, MemoryError, FloatingPointError) as error:  # DivergenceError is a FloatingPointError
             status = "out_of_memory_budget" if isinstance(error, MemoryError) else "failed"
             record.update(status=status, reason=" ".join(f"{type(error).__name__}: {error}".split()))
-            log.exception("search failed; the training jobs fall back to the configured parameters")
+            log.exception("search failed; its training jobs fail too, unless tuning.on_failure is 'configured'")
     record["time"] = time.perf_counter() - start
     write_json(smk.output[0], record)

@@ -27,7 +27,7 @@ rule publish_results:
     input:
         table=rules.aggregate.output.csv,
     output:
-        f"{FIGURES}/results.csv",
+        report(f"{FIGURES}/results.csv", caption="../report/results.rst", category="Tables"),
     log:
         f"{LOGS}/figures/publish_results.log",
     localrule: True
@@ -78,7 +78,7 @@ rule empirical_claims:
         table=rules.aggregate.output.csv,
         screened=f"{FIGURES}/screened_datasets.csv" if SIGNAL_LEVEL is not None else [],
     output:
-        f"{FIGURES}/empirical_claims.csv",
+        report(f"{FIGURES}/empirical_claims.csv", caption="../report/claims.rst", category="Tables"),
     params:
         criteria=config.get("claims") or {},
     log:
@@ -178,7 +178,7 @@ rule manifest:
         X=expand(rules.prepare.output.X, dataset=SELECTED),
         y=expand(rules.prepare.output.y, dataset=SELECTED),
     output:
-        f"{FIGURES}/manifest.json",
+        report(f"{FIGURES}/manifest.json", caption="../report/manifest.rst", category="Provenance"),
     params:
         root=workflow.basedir,
         kernel_width=PROTOCOL["kernel_width"],

@@ -43,6 +43,7 @@ rule train:
         n_labeled=PROTOCOL["n_labeled"],
         base_seed=PROTOCOL["seed"],
         kernel_width=PROTOCOL["kernel_width"],
+        on_failure=config["tuning"]["on_failure"],
     log:
         f"{LOGS}/train/{RUN}.log",
     benchmark:
