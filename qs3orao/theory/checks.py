@@ -189,13 +189,18 @@ def check_claim4(*, max_integer, max_exact_t, denominators, float_t):
         ``cases``, ``violations`` (of either inequality), ``violating_products``
         (the ``c`` with a violation), ``worst`` ``(c, t, ratio)``,
         ``binomial_identity_holds`` (``|a_t^1| t / theta = binom(c - 2, t - 1)``
-        for integer ``c`` and ``t < c``), ``float_violations`` and the pinned ratios.
+        for integer ``c`` and ``t < c``), ``float_violations``, the pinned ratios,
+        ``smallest`` ``(c, t, ratio of the max, ratio of the sum)`` of the first
+        violation in ``(c, t)`` order (None without one), ``last_violating_t``
+        (per violating integer ``c``, the largest ``t`` violated) and
+        ``holding_products`` (the integer ``c`` without violation).
     """
     products = [Fraction(c) for c in range(1, max_integer + 1)]
     products += sorted({1 + Fraction(p, q) for q in denominators for p in range(1, q)})
     cases = violations = 0
     violating, worst, binomial = set(), (None, None, Fraction(0)), True
-    for c in products:
+    smallest, last_t = None, {}
+    for c in sorted(products):
         assert in_lemma2_domain(c)
         for t in range(1, max_exact_t + 1):
             top, total = exact_lemma2_ratios(1, c, t)
@@ -203,6 +208,9 @@ def check_claim4(*, max_integer, max_exact_t, denominators, float_t):
             if top > 1 or total > 1:
                 violations += 1
                 violating.add(c)
+                last_t[c] = t
+                if smallest is None:
+                    smallest = (str(c), t, float(top), float(total))
             if top > worst[2]:
                 worst = (c, t, top)
             if c.denominator == 1 and 2 <= c and t < c:
@@ -219,6 +227,9 @@ def check_claim4(*, max_integer, max_exact_t, denominators, float_t):
         "float_cases": sum(1 for c in products if c < 2) * len(float_t),
         "float_violations": int(float_violations),
         "pinned": tuple(float(r) for r in exact_lemma2_ratios(**PINNED_LEMMA2)),
+        "smallest": smallest,
+        "last_violating_t": {str(c): t for c, t in sorted(last_t.items())},
+        "holding_products": [int(c) for c in products if c.denominator == 1 and c not in violating],
     }
 
 

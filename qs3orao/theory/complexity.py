@@ -32,7 +32,7 @@ from .._reference import reference_fit
 from ..engine import train
 from ..exact import exact_solution
 
-__all__ = ["SWEEPS", "make_data", "run_sweep", "fit_exponent"]
+__all__ = ["SWEEPS", "make_data", "run_sweep", "fit_exponent", "local_exponents", "tail_exponent"]
 
 def make_data(n, o):
     """``n`` uniform rows with ``o["n_features"]`` features and ``o["n_classes"]`` classes, half unlabeled."""
@@ -136,3 +136,41 @@ def fit_exponent(sizes, values, *, confidence):
     fit = stats.linregress(np.log(unique), np.log(medians))
     half = stats.t.ppf(0.5 + confidence / 2.0, unique.size - 2) * fit.stderr
     return float(fit.slope), float(fit.slope - half), float(fit.slope + half)
+
+
+def local_exponents(sizes, values):
+    """Exponents between the medians at consecutive sizes (the local slope of the log-log curve).
+
+    Returns
+    -------
+    ndarray of shape (n_sizes - 1,)
+    """
+    sizes, values = np.asarray(sizes), np.asarray(values, dtype=np.float64)
+    unique = np.unique(sizes)
+    medians = np.array([np.median(values[sizes == s]) for s in unique])
+    return np.diff(np.log(medians)) / np.diff(np.log(unique))
+
+
+def tail_exponent(sizes, values, *, tail, confidence):
+    """Least-squares exponent over every record at the ``tail`` largest sizes, with its confidence interval.
+
+    Where the leading term of the cost dominates, the log-log curve is a line of
+    that term's exponent; the small sizes, where a fixed overhead flattens it,
+    are left out.
+
+    Returns
+    -------
+    slope, low, high : float
+        NaN for fewer than three records.
+    """
+    sizes, values = np.asarray(sizes), np.asarray(values, dtype=np.float64)
+    keep = np.isin(sizes, np.unique(sizes)[-tail:])
+    if keep.sum() < 3:
+        return float("nan"), float("nan"), float("nan")
+    x, y = np.log(sizes[keep]), np.log(values[keep])
+    centred = x - x.mean()
+    slope = float(centred @ (y - y.mean()) / (centred @ centred))
+    residuals = y - y.mean() - slope * centred
+    stderr = np.sqrt(residuals @ residuals / (keep.sum() - 2) / (centred @ centred))
+    half = float(stats.t.ppf(0.5 + confidence / 2.0, keep.sum() - 2) * stderr)
+    return slope, slope - half, slope + half

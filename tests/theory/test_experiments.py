@@ -113,3 +113,22 @@ def test_the_ledger_has_a_row_per_empirical_claim_with_its_computed_verdict():
     assert [r.id for r in rows] == ["8a", "8b", "8c", "8d", "8e", "8f"]
     assert [r.verdict for r in rows] == [claims[k]["verdict"] for k in claims]
     assert {r.verdict for r in rows_empirical(None, "no table")} == {"not evaluated"}
+
+
+def test_tail_exponent_fits_the_largest_sizes_only():
+    from scipy import stats
+
+    from qs3orao.theory.complexity import local_exponents, tail_exponent
+
+    n = np.repeat([100, 200, 400, 800, 1600, 3200], 3)
+    noise = np.tile([1.0, 1.05, 0.97], 6)
+    cost = (0.5 + 1e-9 * n ** 3.0) * noise  # a fixed overhead flattens the small sizes
+    slope, low, high = tail_exponent(n, cost, tail=3, confidence=0.95)
+    keep = n >= 800
+    reference = stats.linregress(np.log(n[keep]), np.log(cost[keep]))
+    assert slope == pytest.approx(reference.slope)
+    half = stats.t.ppf(0.975, keep.sum() - 2) * reference.stderr
+    assert (low, high) == pytest.approx((reference.slope - half, reference.slope + half))
+    steps = local_exponents(n, cost)
+    assert steps.shape == (5,) and steps[0] < 0.1 and steps[-1] > 2.5
+    assert np.isnan(tail_exponent(n[:2], cost[:2], tail=3, confidence=0.95)[0])

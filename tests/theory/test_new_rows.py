@@ -77,8 +77,9 @@ def test_table2_against_the_registry_and_a_mismatch():
 def test_lemma3_proof_is_unproven_where_lemma2_fails():
     c4 = checks.check_claim4(max_integer=6, max_exact_t=8, denominators=[2, 3], float_t=[100])
     assert c4["violating_products"] == [4, 5, 6]
-    assert ledger.row_4p(c4).verdict == v.FAILS
-    assert ledger.row_4p({**c4, "violating_products": []}).verdict == v.HOLDS
+    a3 = {"squared": -2.0, "logistic": None}
+    assert ledger.row_4p(c4, a3).verdict == v.FAILS
+    assert ledger.row_4p({**c4, "violating_products": []}, a3).verdict == v.HOLDS
 
 
 def test_novelty_is_not_checkable():

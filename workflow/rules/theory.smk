@@ -30,11 +30,16 @@ rule theory:
 
 
 # The studies depend on their own section of the design, not on the whole file: naming the
-# reproduction's table in the empirical section reruns the ledger, not hours of studies.
+# reproduction's table in the empirical section reruns the ledger, not hours of studies. A
+# section's verdict criteria are read by the ledger only, so they are left out of its study's params.
+def _study_section(name):
+    return {key: value for key, value in _THEORY[name].items() if key != "criteria"}
+
+
 rule theory_convergence:
     params:
         design=THEORY_DESIGN,
-        section=_THEORY["convergence"],
+        section=_study_section("convergence"),
     output:
         records=f"{THEORY_OUT}/convergence.csv",
         problems=f"{THEORY_OUT}/problems.csv",
@@ -50,7 +55,7 @@ rule theory_convergence:
 rule theory_complexity:
     params:
         design=THEORY_DESIGN,
-        section=_THEORY["complexity"],
+        section=_study_section("complexity"),
     output:
         records=f"{THEORY_OUT}/complexity.csv",
     # Timings need the machine to themselves: every core the run was given (--cores), so that no other

@@ -9,7 +9,7 @@ import pandas as pd
 import yaml
 
 from qs3orao.theory import checks
-from qs3orao.theory.complexity import fit_exponent
+from qs3orao.theory.complexity import fit_exponent, local_exponents, tail_exponent
 
 from ..tables import read_results
 from . import plots
@@ -18,7 +18,8 @@ from .design import design_sha256, load_design
 from .ledger import build_claims, history_markdown, write_ledger
 from .summary import summarise
 
-__all__ = ["run_checks", "exponents_of", "local_exponents_of", "study_settings", "assemble_ledger", "draw_figures"]
+__all__ = ["run_checks", "exponents_of", "local_exponents_of", "tail_exponents_of", "study_settings", "assemble_ledger",
+           "figure_names", "draw_figures"]
 
 HEADER = """# Claims ledger: QS3ORAO (Shi, Gu, Li and Huang, AAAI 2020)
 
@@ -64,13 +65,15 @@ def exponents_of(records, confidence):
 
 
 def local_exponents_of(records):
-    """Sweep name to the exponent between the medians at its two largest sizes."""
-    out = {}
-    for name, g in records.groupby("sweep", sort=False):
-        medians = g.groupby("size")["value"].median()
-        (n1, v1), (n2, v2) = list(medians.items())[-2:]
-        out[name] = float(np.log(v2 / v1) / np.log(n2 / n1))
-    return out
+    """Sweep name to the exponents between the medians at its consecutive sizes."""
+    return {name: [float(x) for x in local_exponents(g["size"].to_numpy(), g["value"].to_numpy())]
+            for name, g in records.groupby("sweep", sort=False)}
+
+
+def tail_exponents_of(records, *, tail, confidence):
+    """Sweep name to ``(slope, low, high)`` fitted on every record at its ``tail`` largest sizes."""
+    return {name: tail_exponent(g["size"].to_numpy(), g["value"].to_numpy(), tail=tail, confidence=confidence)
+            for name, g in records.groupby("sweep", sort=False)}
 
 
 def study_settings(design):
@@ -84,44 +87,69 @@ def study_settings(design):
             f"{conv['primary']['n_components']} frequency per step (the paper's sampling)")
 
 
-def assemble_ledger(inputs, outputs):
-    """Write the ledger (Markdown, CSV) and the per-cell summary from the rule's inputs."""
-    design = load_design(inputs.design)
-    records = pd.read_csv(inputs.convergence)
-    problems = pd.read_csv(inputs.problems)
-    summary = summarise(records, problems, design["convergence"]["criteria"])
-    summary.to_csv(outputs.summary + ".tmp", index=False, float_format="%.6g")
-    os.replace(outputs.summary + ".tmp", outputs.summary)
-    table = list(inputs.results_table)
-    configuration = list(inputs.get("results_configuration", []))
-    if table:
-        criteria = {}
-        if configuration:
-            with open(configuration[0]) as handle:
-                criteria = yaml.safe_load(handle).get("claims", {})
-        empirical, reason = empirical_claims(read_results(table[0]), criteria), ""
-    else:
-        empirical, reason = None, "the design names no results table (empirical.results_table: null)"
-    m1 = float(problems["M1"].max())
-    complexity = pd.read_csv(inputs.complexity)
+def _empirical(results_table, results_configuration):
+    if not results_table:
+        return None, "the design names no results table (empirical.results_table: null)"
+    criteria = {}
+    if results_configuration:
+        with open(results_configuration) as handle:
+            criteria = yaml.safe_load(handle).get("claims", {})
+    return empirical_claims(read_results(results_table), criteria), ""
+
+
+def assemble_ledger(*, design, convergence, problems, complexity, results_table, results_configuration,
+                    md, csv, summary):
+    """Write the ledger (Markdown, CSV) and the per-cell summary from the studies' tidy data.
+
+    Parameters
+    ----------
+    design, convergence, problems, complexity : str
+        Paths of the design file and the studies' tidy data; ``design`` is
+        written into the ledger's header as given.
+    results_table, results_configuration : str or None
+        The benchmark table of the empirical rows and the configuration holding
+        their criteria (None: the rows are not evaluated / default criteria).
+    md, csv, summary : str
+        Output paths.
+    """
+    spec = load_design(design)
+    problem_table = pd.read_csv(problems)
+    cells = summarise(pd.read_csv(convergence), problem_table, spec["convergence"]["criteria"])
+    cells.to_csv(summary + ".tmp", index=False, float_format="%.6g")
+    os.replace(summary + ".tmp", summary)
+    empirical, reason = _empirical(results_table, results_configuration)
+    sweeps = pd.read_csv(complexity)
+    criteria = spec["complexity"]["criteria"]
     claims = build_claims(
-        checks=run_checks(design, m1), summary=summary, settings=study_settings(design), design=design,
-        exponents=exponents_of(complexity, design["complexity"]["criteria"]["confidence"]),
-        local_exponents=local_exponents_of(complexity),
+        checks=run_checks(spec, float(problem_table["M1"].max())), summary=cells, settings=study_settings(spec),
+        design=spec, exponents=exponents_of(sweeps, criteria["confidence"]), local_exponents=local_exponents_of(sweeps),
+        tail_exponents=tail_exponents_of(sweeps, tail=criteria["tail"], confidence=criteria["confidence"]),
         empirical=empirical, empirical_reason=reason)
-    write_ledger(claims, outputs.md, outputs.csv,
-                 header=HEADER.format(design=inputs.design, sha=design_sha256(inputs.design)),
-                 footer=history_markdown(design["history"]))
+    write_ledger(claims, md, csv, header=HEADER.format(design=design, sha=design_sha256(design)),
+                 footer=history_markdown(spec["history"]))
 
 
-def draw_figures(inputs, outputs):
-    """Draw every figure of the ledger into the rule's outputs (``figures/theory/<name>.{png,pdf}``)."""
-    design = load_design(inputs.design)
+def figure_names(design):
+    """Stems of the ledger's figures (each written as ``.png`` and ``.pdf``)."""
+    return [f"convergence_{name}" for name in design["convergence"]["instances"]] + [
+        "slopes", "bounds", "transient", "lemma2_ratio", "thresholds", "complexity"]
+
+
+def draw_figures(*, design, convergence, summary, complexity, stems):
+    """Draw every figure of the ledger.
+
+    Parameters
+    ----------
+    design, convergence, summary, complexity : str
+        Paths of the design and the tidy data.
+    stems : dict
+        Figure name (:func:`figure_names`) to its output path without extension.
+    """
+    design = load_design(design)
     criteria = design["convergence"]["criteria"]
-    records = pd.read_csv(inputs.convergence)
-    summary = pd.read_csv(inputs.summary)
-    complexity = pd.read_csv(inputs.complexity)
-    stems = {os.path.splitext(os.path.basename(path))[0]: os.path.splitext(path)[0] for path in outputs}
+    records = pd.read_csv(convergence)
+    summary = pd.read_csv(summary)
+    complexity = pd.read_csv(complexity)
     for instance in design["convergence"]["instances"]:
         plots.save(plots.convergence_figure(records, instance, criteria), stems[f"convergence_{instance}"])
     plots.save(plots.slopes_figure(summary, criteria), stems["slopes"])

@@ -24,7 +24,8 @@ REQUIRED = (
     "convergence.criteria.transient_share", "convergence.criteria.transient_rank",
     "convergence.criteria.offset_peak",
     "complexity.settings", "complexity.sizes", "complexity.repeats", "complexity.criteria.confidence",
-    "complexity.criteria.tolerance", "complexity.criteria.claimed",
+    "complexity.criteria.tolerance", "complexity.criteria.claimed", "complexity.criteria.tail",
+    "complexity.criteria.dominance",
     "checks.algorithm1", "checks.appendix_thresholds", "checks.assumption3", "checks.coefficient_storage",
     "empirical", "history",
 )
