@@ -34,7 +34,7 @@ from ..stochastic import draw_rows, gradient_weights
 __all__ = [
     "RECORD_COLUMNS", "ConvergenceProblem", "make_problem", "checkpoints", "step_sizes",
     "largest_curvature", "predicted_amplification", "derivative_bound", "run_trajectory",
-    "mean_error_slope", "run_cells",
+    "bootstrap_slopes", "mean_error_slope", "run_cells",
 ]
 
 #: Columns of the tidy records of :func:`run_cells`, after the cell's own keys.
@@ -80,9 +80,16 @@ def make_problem(*, n_labeled, n_unlabeled, n_classes, n_features, gamma, lam, t
                               coef=sol.coef, kernel=sol.kernel)
 
 
-def checkpoints(n_iter, n_points):
-    """About ``n_points`` log-spaced iteration counts from 1 to ``n_iter`` (distinct integers)."""
-    return np.unique(np.geomspace(1, n_iter, n_points).round().astype(int))
+def checkpoints(n_iter, n_points, *, window_from=None, window_points=0):
+    """About ``n_points`` log-spaced iteration counts from 1 to ``n_iter`` (distinct integers).
+
+    With ``window_from``, ``window_points`` more, linearly spaced over
+    ``[window_from * n_iter, n_iter]``, so that a fit on that window has enough points.
+    """
+    marks = np.geomspace(1, n_iter, n_points)
+    if window_from is not None and window_points:
+        marks = np.r_[marks, np.linspace(window_from * n_iter, n_iter, window_points)]
+    return np.unique(marks.round().astype(int))
 
 
 def step_sizes(theta, n_iter, step_offset=0.0):
@@ -236,13 +243,11 @@ def run_trajectory(problem, theta, marks, *, batch_size, n_components, seed, ste
     return out
 
 
-def mean_error_slope(marks, per_seed, *, fit_from, n_boot, confidence, seed):
-    """Log-log slope of the MEAN error over seeds against ``t``, with a bootstrap interval.
+def bootstrap_slopes(marks, per_seed, *, fit_from, n_boot, seed):
+    """Log-log slope of the MEAN error over seeds against ``t``, and the same slope over seeds resampled.
 
     The theorem bounds the expected error, so the curve fitted is the mean over
     seeds (not the mean of per-seed slopes, which estimates ``E log error``).
-    The interval is the percentile interval of the same slope over seeds
-    resampled with replacement.
 
     Parameters
     ----------
@@ -251,43 +256,59 @@ def mean_error_slope(marks, per_seed, *, fit_from, n_boot, confidence, seed):
     fit_from : float
         Fit on ``t >= fit_from * marks[-1]``.
     n_boot : int
-    confidence : float
     seed : int
         Seed of the resampling.
 
     Returns
     -------
-    slope, low, high : float
+    slope : float
         NaN when the mean is not finite and positive on the fitted range.
+    boot : ndarray of shape (n_boot,)
+        The slope of each resample (empty when ``slope`` is NaN).
+    n_fitted : int
+        Checkpoints in the fitted range.
     """
     marks = np.asarray(marks, dtype=np.float64)
     keep = marks >= fit_from * marks[-1]
     data = np.asarray(per_seed, dtype=np.float64)[:, keep]
     if not (np.isfinite(data).all() and (data > 0).all()) or keep.sum() < 2:
-        return float("nan"), float("nan"), float("nan")
+        return float("nan"), np.empty(0), int(keep.sum())
     logt = np.log(marks[keep])
     centred = logt - logt.mean()
 
     def slopes(curves):
         return np.log(curves) @ centred / (centred @ centred)
 
-    slope = float(slopes(data.mean(axis=0)))
     picks = np.random.default_rng(seed).integers(data.shape[0], size=(n_boot, data.shape[0]))
-    boot = slopes(data[picks].mean(axis=1))
+    return float(slopes(data.mean(axis=0))), slopes(data[picks].mean(axis=1)), int(keep.sum())
+
+
+def mean_error_slope(marks, per_seed, *, fit_from, n_boot, confidence, seed):
+    """:func:`bootstrap_slopes`' slope with its percentile interval over the resamples.
+
+    Returns
+    -------
+    slope, low, high : float
+        NaN when the mean is not finite and positive on the fitted range.
+    """
+    slope, boot, _ = bootstrap_slopes(marks, per_seed, fit_from=fit_from, n_boot=n_boot, seed=seed)
+    if not boot.size:
+        return float("nan"), float("nan"), float("nan")
     tail = (1.0 - confidence) / 2.0
     return slope, float(np.quantile(boot, tail)), float(np.quantile(boot, 1.0 - tail))
 
 
 def _run_one(job):
-    problem, cell, seed, marks = job
+    problem, cell, seed, marks, columns = job
     theta = cell["theta_lam"] / cell["lam"]
     out = run_trajectory(problem, theta, marks, batch_size=cell["batch_size"], n_components=cell["n_components"],
                          seed=seed, step_offset=cell["step_offset"])
-    return [{**cell, "seed": seed, "t": int(t), **{name: float(out[name][k]) for name in RECORD_COLUMNS[2:]}}
+    return [{**cell, "seed": seed, "t": int(t), **{name: float(out[name][k]) for name in columns}}
             for k, t in enumerate(marks)]
 
 
-def run_cells(cells, problems, *, seeds, n_iter, n_checkpoints, n_jobs=1, progress=None):
+def run_cells(cells, problems, *, seeds, n_iter, n_checkpoints, window=None, columns=RECORD_COLUMNS[2:], n_jobs=1,
+              progress=None):
     """Every ``(cell, seed)`` run of the convergence study, as tidy records.
 
     Parameters
@@ -300,6 +321,10 @@ def run_cells(cells, problems, *, seeds, n_iter, n_checkpoints, n_jobs=1, progre
     seeds : int
         Runs per cell, with seeds ``0..seeds-1``.
     n_iter, n_checkpoints : int
+    window : (float, int), optional
+        ``(window_from, window_points)`` of :func:`checkpoints`.
+    columns : sequence of str
+        The recorded quantities kept (a subset of :data:`RECORD_COLUMNS`).
     n_jobs : int
         Worker processes.
     progress : callable, optional
@@ -314,8 +339,9 @@ def run_cells(cells, problems, *, seeds, n_iter, n_checkpoints, n_jobs=1, progre
 
     import pandas as pd
 
-    marks = checkpoints(n_iter, n_checkpoints)
-    jobs = [(problems[(c["instance"], c["lam"])], c, s, marks) for c in cells for s in range(seeds)]
+    window_from, window_points = window if window else (None, 0)
+    marks = checkpoints(n_iter, n_checkpoints, window_from=window_from, window_points=window_points)
+    jobs = [(problems[(c["instance"], c["lam"])], c, s, marks, tuple(columns)) for c in cells for s in range(seeds)]
     results = []
     if n_jobs > 1:
         with ProcessPoolExecutor(n_jobs) as pool:

@@ -21,7 +21,8 @@ THEORY_RESULTS_TABLE = _THEORY["empirical"]["results_table"]
 _RESULTS_CONFIGURATION = _THEORY["empirical"].get("configuration")
 THEORY_RESULTS_CONFIGURATION = (os.path.relpath(os.path.join(workflow.basedir, _RESULTS_CONFIGURATION))
                                 if _RESULTS_CONFIGURATION else None)
-THEORY_DATA = [f"{THEORY_OUT}/{name}.csv" for name in ("convergence", "problems", "summary", "complexity")]
+THEORY_DATA = [f"{THEORY_OUT}/{name}.csv"
+               for name in ("convergence", "problems", "summary", "rate", "rate_summary", "complexity")]
 
 
 rule theory:
@@ -52,6 +53,23 @@ rule theory_convergence:
         "../scripts/theory_convergence.py"
 
 
+# The rate study (issue 22) runs the convergence section's primary grid with its own seeds and checkpoints.
+rule theory_rate:
+    params:
+        design=THEORY_DESIGN,
+        grid=_study_section("convergence"),
+        section=_study_section("rate"),
+    output:
+        records=f"{THEORY_OUT}/rate.csv",
+    threads: 2
+    log:
+        "results/theory/logs/rate.log",
+    benchmark:
+        "results/theory/benchmarks/rate.tsv"
+    script:
+        "../scripts/theory_rate.py"
+
+
 rule theory_complexity:
     params:
         design=THEORY_DESIGN,
@@ -75,6 +93,7 @@ rule theory_ledger:
         design=THEORY_DESIGN,
         convergence=f"{THEORY_OUT}/convergence.csv",
         problems=f"{THEORY_OUT}/problems.csv",
+        rate=f"{THEORY_OUT}/rate.csv",
         complexity=f"{THEORY_OUT}/complexity.csv",
         results_table=[THEORY_RESULTS_TABLE] if THEORY_RESULTS_TABLE else [],
         results_configuration=[THEORY_RESULTS_CONFIGURATION] if THEORY_RESULTS_CONFIGURATION else [],
@@ -82,6 +101,7 @@ rule theory_ledger:
         md=f"{THEORY_OUT}/claims_ledger.md",
         csv=f"{THEORY_OUT}/claims_ledger.csv",
         summary=f"{THEORY_OUT}/summary.csv",
+        rate_summary=f"{THEORY_OUT}/rate_summary.csv",
     log:
         "results/theory/logs/ledger.log",
     benchmark:

@@ -14,6 +14,7 @@ from qs3orao.theory.complexity import fit_exponent, local_exponents, tail_expone
 from ..tables import read_results
 from . import plots
 from .empirical import empirical_claims
+from .rate import rate_classes
 from .design import design_sha256, load_design
 from .ledger import build_claims, history_markdown, write_ledger
 from .summary import summarise
@@ -97,19 +98,19 @@ def _empirical(results_table, results_configuration):
     return empirical_claims(read_results(results_table), criteria), ""
 
 
-def assemble_ledger(*, design, convergence, problems, complexity, results_table, results_configuration,
-                    md, csv, summary):
+def assemble_ledger(*, design, convergence, problems, rate, complexity, results_table, results_configuration,
+                    md, csv, summary, rate_summary):
     """Write the ledger (Markdown, CSV) and the per-cell summary from the studies' tidy data.
 
     Parameters
     ----------
-    design, convergence, problems, complexity : str
+    design, convergence, problems, rate, complexity : str
         Paths of the design file and the studies' tidy data; ``design`` is
         written into the ledger's header as given.
     results_table, results_configuration : str or None
         The benchmark table of the empirical rows and the configuration holding
         their criteria (None: the rows are not evaluated / default criteria).
-    md, csv, summary : str
+    md, csv, summary, rate_summary : str
         Output paths.
     """
     spec = load_design(design)
@@ -117,11 +118,15 @@ def assemble_ledger(*, design, convergence, problems, complexity, results_table,
     cells = summarise(pd.read_csv(convergence), problem_table, spec["convergence"]["criteria"])
     cells.to_csv(summary + ".tmp", index=False, float_format="%.6g")
     os.replace(summary + ".tmp", summary)
+    rates = rate_classes(pd.read_csv(rate), problem_table, spec["rate"]["criteria"])
+    rates.to_csv(rate_summary + ".tmp", index=False, float_format="%.6g")
+    os.replace(rate_summary + ".tmp", rate_summary)
     empirical, reason = _empirical(results_table, results_configuration)
     sweeps = pd.read_csv(complexity)
     criteria = spec["complexity"]["criteria"]
     claims = build_claims(
-        checks=run_checks(spec, float(problem_table["M1"].max())), summary=cells, settings=study_settings(spec),
+        checks=run_checks(spec, float(problem_table["M1"].max())), summary=cells, rates=rates,
+        settings=study_settings(spec),
         design=spec, exponents=exponents_of(sweeps, criteria["confidence"]), local_exponents=local_exponents_of(sweeps),
         tail_exponents=tail_exponents_of(sweeps, tail=criteria["tail"], confidence=criteria["confidence"]),
         empirical=empirical, empirical_reason=reason)

@@ -14,11 +14,13 @@ from qs3orao.theory.bounds import LIPSCHITZ, loss_constant
 from qs3orao.theory.complexity import run_sweep
 from qs3orao.theory.convergence import derivative_bound, largest_curvature, make_problem, run_cells
 
-__all__ = ["PAPER_SCHEDULE", "build_problems", "resolve_step_offset", "build_cells", "run_convergence",
-           "run_complexity"]
+__all__ = ["PAPER_SCHEDULE", "RATE_COLUMNS", "build_problems", "resolve_step_offset", "build_cells",
+           "run_convergence", "rate_cells", "run_rate", "run_complexity"]
 
 #: Name of the paper's schedule ``theta / t`` in the design's ``schedules``.
 PAPER_SCHEDULE = "paper"
+#: What the rate study records per checkpoint.
+RATE_COLUMNS = ("error_mean", "peak_error")
 
 
 def build_problems(design):
@@ -98,6 +100,31 @@ def run_convergence(design, *, n_jobs, progress=None):
     records = run_cells(cells, problems, seeds=int(conv["seeds"]), n_iter=int(conv["n_iter"]),
                         n_checkpoints=int(conv["n_checkpoints"]), n_jobs=n_jobs, progress=progress)
     return records, table
+
+
+def rate_cells(design):
+    """The rate study's cells: the convergence section's primary grid under the paper's schedule."""
+    conv = design["convergence"]
+    return [{"instance": instance, "lam": float(lam), "theta_lam": float(c),
+             "batch_size": int(conv["primary"]["batch_size"]), "n_components": int(conv["primary"]["n_components"]),
+             "schedule": PAPER_SCHEDULE, "step_offset": float(conv["schedules"][PAPER_SCHEDULE])}
+            for instance in conv["instances"] for lam in conv["lambdas"] for c in conv["theta_lams"]]
+
+
+def run_rate(design, *, n_jobs, progress=None):
+    """Run the rate study of the design (its own seeds and checkpoints).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Tidy records: the cell's keys, ``seed``, ``t`` and :data:`RATE_COLUMNS`.
+    """
+    rate = design["rate"]
+    problems, _ = build_problems(design)
+    return run_cells(rate_cells(design), problems, seeds=int(rate["seeds"]), n_iter=int(rate["n_iter"]),
+                     n_checkpoints=int(rate["n_checkpoints"]),
+                     window=(float(rate["window_from"]), int(rate["window_points"])), columns=RATE_COLUMNS,
+                     n_jobs=n_jobs, progress=progress)
 
 
 def run_complexity(design, progress=None):
