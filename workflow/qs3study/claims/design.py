@@ -23,7 +23,7 @@ REQUIRED = (
     "convergence.criteria.transient_min", "convergence.criteria.transient_decades",
     "convergence.criteria.transient_share", "convergence.criteria.transient_rank",
     "convergence.criteria.offset_peak",
-    "rate.seeds", "rate.n_iter", "rate.n_checkpoints", "rate.window_from", "rate.window_points",
+    "rate.theta_lams", "rate.seeds", "rate.n_iter", "rate.n_checkpoints", "rate.window_from", "rate.window_points",
     "rate.criteria.fit_from", "rate.criteria.min_fit_checkpoints", "rate.criteria.rate_target",
     "rate.criteria.rate_tolerance", "rate.criteria.bootstrap", "rate.criteria.bootstrap_seed",
     "rate.criteria.confidence", "rate.criteria.alpha", "rate.criteria.transient_peak",

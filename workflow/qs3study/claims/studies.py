@@ -103,12 +103,12 @@ def run_convergence(design, *, n_jobs, progress=None):
 
 
 def rate_cells(design):
-    """The rate study's cells: the convergence section's primary grid under the paper's schedule."""
+    """The rate study's cells: the convergence section's primary grid at the rate section's theta*lambda."""
     conv = design["convergence"]
     return [{"instance": instance, "lam": float(lam), "theta_lam": float(c),
              "batch_size": int(conv["primary"]["batch_size"]), "n_components": int(conv["primary"]["n_components"]),
              "schedule": PAPER_SCHEDULE, "step_offset": float(conv["schedules"][PAPER_SCHEDULE])}
-            for instance in conv["instances"] for lam in conv["lambdas"] for c in conv["theta_lams"]]
+            for instance in conv["instances"] for lam in conv["lambdas"] for c in design["rate"]["theta_lams"]]
 
 
 def run_rate(design, *, n_jobs, progress=None):
