@@ -335,9 +335,18 @@ def check_table1_space(*, n, n_components, n_iters):
             "per_iteration": [c / t for c, t in zip(counts, n_iters)]}
 
 
-def check_table2():
-    """Table 2 against the dataset registry (:func:`qs3orao.theory.paper_tables.compare_table2`)."""
-    from ..datasets.registry import DATASETS
-    from .paper_tables import compare_table2
+def check_table2(mirror=None):
+    """Table 2 against the data of the offline mirror (:func:`qs3orao.theory.paper_tables.compare_table2_with_data`).
 
-    return compare_table2(DATASETS)
+    Returns
+    -------
+    dict
+        ``mirror_present`` and ``rows`` (one per Table 2 dataset).
+    """
+    from pathlib import Path
+
+    from ..datasets.registry import DATASETS
+    from .paper_tables import compare_table2_with_data
+
+    present = mirror is not None and Path(mirror).is_dir()
+    return {"mirror_present": present, "rows": compare_table2_with_data(DATASETS, mirror if present else None)}

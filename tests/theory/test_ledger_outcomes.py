@@ -3,6 +3,7 @@
 import copy
 import pathlib
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -11,6 +12,7 @@ from qs3study.claims import verdicts as v
 from qs3study.claims.assemble import exponents_of, local_exponents_of, tail_exponents_of
 from qs3study.claims.design import load_design
 from qs3study.claims.ledger import build_claims
+from qs3study.claims.rate import rate_classes
 from qs3study.claims.summary import summarise
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -41,8 +43,32 @@ def real_checks():
         "appendix_thresholds": checks.check_appendix_thresholds(cases=10, seed=5, max_rows=8, classes=[3]),
         "assumption3": checks.check_assumption3(bound=4.0, doublings=20),
         "table1_space": checks.check_table1_space(n=40, n_components=2, n_iters=[5, 10]),
-        "table2": checks.check_table2(),
+        "table2": checks.check_table2(None),
     }
+
+
+def rate_records(slopes, *, seeds=16, peak=1.0, marks=(1, 10, 100, 500, 700, 900, 1100, 1300, 1500, 2000)):
+    """Synthetic rate-study records: per cell ``(instance, lam, theta_lam) -> slope``, multiplicative noise per seed."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for (instance, lam, c), slope in slopes.items():
+        for seed in range(seeds):
+            scale = rng.lognormal(0.0, 0.2)
+            for t in marks:
+                rows.append({"instance": instance, "lam": lam, "theta_lam": c, "seed": seed, "t": t,
+                             "error_mean": scale * rng.lognormal(0.0, 0.05) * float(t) ** slope, "peak_error": peak})
+    return pd.DataFrame(rows)
+
+
+def rate_problems(slopes, initial=1.0):
+    return pd.DataFrame([{"instance": i, "lam": lam, "initial_error": initial} for i, lam, _ in slopes]
+                        ).drop_duplicates()
+
+
+@pytest.fixture(scope="module")
+def rates(design):
+    slopes = {("A", 1.0, 1.5): -1.0, ("A", 1.0, 4.0): -1.05, ("B", 1.0, 1.5): -0.98}
+    return rate_classes(rate_records(slopes), rate_problems(slopes), design["rate"]["criteria"])
 
 
 @pytest.fixture(scope="module")
@@ -50,10 +76,13 @@ def complexity():
     return pd.read_csv(COMMITTED / "complexity.csv")
 
 
-def _ledger(design, real_checks, summary, complexity, *, empirical=None):
+def _ledger(design, real_checks, summary, complexity, *, rates=None, empirical=None):
     criteria = design["complexity"]["criteria"]
+    if rates is None:
+        slopes = {("A", 1.0, 1.5): -1.0, ("B", 1.0, 4.0): -0.98}
+        rates = rate_classes(rate_records(slopes), rate_problems(slopes), design["rate"]["criteria"])
     claims = build_claims(
-        checks=real_checks, summary=summary, settings="settings", design=design,
+        checks=real_checks, summary=summary, rates=rates, settings="settings", design=design,
         exponents=exponents_of(complexity, criteria["confidence"]), local_exponents=local_exponents_of(complexity),
         tail_exponents=tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"]),
         empirical=empirical, empirical_reason="no table")
@@ -73,7 +102,9 @@ def _flip_checks(c):
     c["algorithm1"].update(printed_deviation=1e-9, shrink_deviation=0.0)
     c["assumption3"]["squared"] = None
     c["table1_space"].update(coefficients=[40, 40], per_iteration=[8.0, 4.0])
-    c["table2"] = [{**c["table2"][0], "rows_match": False}, *c["table2"][1:]]
+    c["table2"] = {"mirror_present": True, "rows": [{**c["table2"]["rows"][0], "source": "data", "data_rows": 1,
+                                                     "data_features": 3, "mirror_file": "f"},
+                                                    *c["table2"]["rows"][1:]]}
     return c
 
 
@@ -114,14 +145,40 @@ def test_bound_rows_follow_the_premise(design, real_checks, summary, complexity)
         assert holds[row].verdict == v.HOLDS and "Smallest lambda" not in holds[row].evidence
 
 
-def test_rate_and_study_rows_survive_every_outcome(design, real_checks, summary, complexity):
-    for rate in ("consistent", "slower", "inconclusive", "not finite"):
-        ledger = _ledger(design, real_checks, _with(summary, error_mean_rate=rate, error_max_rate=rate), complexity)
-        expected = {"consistent": v.HOLDS, "slower": v.FAILS, "not finite": v.FAILS,
-                    "inconclusive": v.INCONCLUSIVE}[rate]
-        assert ledger["6r"].verdict == expected
-        if rate == "consistent":
-            assert "not O(1/t)" not in ledger["6r"].evidence
+def test_rate_classes_adjust_over_cells_and_set_transients_apart(design):
+    criteria = design["rate"]["criteria"]
+    slopes = {("A", 1.0, 1.5): -1.0, ("A", 1.0, 4.0): -0.5, ("B", 1.0, 1.5): -0.85, ("B", 0.5, 1.5): -3.0}
+    records = rate_records(slopes)
+    table = rate_classes(records, rate_problems(slopes), criteria).set_index(["instance", "lam", "theta_lam"])
+    assert table.loc[("A", 1.0, 1.5), "rate_class"] == "consistent"
+    assert table.loc[("A", 1.0, 4.0), "rate_class"] == "slower"
+    assert table.loc[("B", 1.0, 1.5), "rate_class"] == "inconclusive"  # at the criterion's edge
+    assert table.loc[("B", 0.5, 1.5), "rate_class"] == "consistent"  # steep, but no amplification: counted
+    assert (table["n_fitted"] == 7).all()
+    # Holm: every adjusted p-value is at least the raw one, over the 4 cells tested
+    assert (table["holm_slower"] >= table["p_slower"]).all()
+    transient = rate_classes(rate_records(slopes, peak=1e6), rate_problems(slopes), criteria)
+    transient = transient.set_index(["instance", "lam", "theta_lam"])
+    assert transient.loc[("B", 0.5, 1.5), "rate_class"] == "transient"
+    assert np.isnan(transient.loc[("B", 0.5, 1.5), "holm_slower"])
+    sparse = rate_classes(records[records["t"].isin([1, 10, 100, 500, 2000])], rate_problems(slopes), criteria)
+    assert (sparse["rate_class"] == "too few checkpoints").all()
+
+
+def test_rate_row_survives_every_outcome(design, real_checks, summary, complexity):
+    criteria = design["rate"]["criteria"]
+    cases = {v.HOLDS: {("A", 1.0, 1.5): -1.0, ("B", 1.0, 4.0): -1.1},
+             v.FAILS: {("A", 1.0, 1.5): -1.0, ("B", 1.0, 4.0): -0.4},
+             v.INCONCLUSIVE: {("A", 1.0, 1.5): -1.0, ("B", 1.0, 4.0): -0.85}}
+    for expected, slopes in cases.items():
+        rates = rate_classes(rate_records(slopes), rate_problems(slopes), criteria)
+        row = _ledger(design, real_checks, summary, complexity, rates=rates)["6r"]
+        assert row.verdict == expected, (expected, row.evidence)
+        assert ("Slower, smallest lambda" in row.evidence) == (expected == v.FAILS)
+    only_transient = {("A", 0.5, 1.5): -3.0}
+    rates = rate_classes(rate_records(only_transient, peak=1e6), rate_problems(only_transient), criteria)
+    row = _ledger(design, real_checks, summary, complexity, rates=rates)["6r"]
+    assert row.verdict == v.NOT_EVALUATED and "Transient (apart)" in row.evidence
 
 
 def test_complexity_row_follows_the_upper_bound(design, real_checks, summary, complexity):

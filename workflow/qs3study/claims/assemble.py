@@ -19,6 +19,9 @@ from .design import design_sha256, load_design
 from .ledger import build_claims, history_markdown, write_ledger
 from .summary import summarise
 
+#: The repository root: the design's relative paths of data outside the studies are read from here.
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
 __all__ = ["run_checks", "exponents_of", "local_exponents_of", "tail_exponents_of", "study_settings", "assemble_ledger",
            "figure_names", "draw_figures"]
 
@@ -55,7 +58,7 @@ def run_checks(design, m1_fixed):
         "appendix_thresholds": checks.check_appendix_thresholds(**c["appendix_thresholds"]),
         "assumption3": checks.check_assumption3(bound=m1_fixed, **c["assumption3"]),
         "table1_space": checks.check_table1_space(**c["coefficient_storage"]),
-        "table2": checks.check_table2(),
+        "table2": checks.check_table2(os.path.join(REPOSITORY, c["table2"]["mirror"])),
     }
 
 

@@ -30,7 +30,7 @@ REQUIRED = (
     "complexity.settings", "complexity.sizes", "complexity.repeats", "complexity.criteria.confidence",
     "complexity.criteria.tolerance", "complexity.criteria.claimed", "complexity.criteria.tail",
     "complexity.criteria.dominance",
-    "checks.algorithm1", "checks.appendix_thresholds", "checks.assumption3", "checks.coefficient_storage",
+    "checks.algorithm1", "checks.appendix_thresholds", "checks.assumption3", "checks.coefficient_storage", "checks.table2.mirror",
     "empirical", "history",
 )
 

@@ -16,7 +16,7 @@ __all__ = [
     "VERDICTS", "HOLDS", "CONDITIONAL", "FAILS", "PREMISE_FAILS", "INCONCLUSIVE", "NOT_CHECKABLE", "NOT_EVALUATED",
     "counterexample_verdict", "identity_verdict", "difference_verdict", "witness_verdict",
     "rate_class", "bound_class", "domain_verdict", "premise_verdict", "exponent_class", "upper_bound_class", "complexity_verdict",
-    "transient_verdict", "offset_verdict", "dependent_proof_verdict", "facts_verdict", "not_checkable",
+    "transient_verdict", "offset_verdict", "dependent_proof_verdict", "facts_verdict", "data_facts_verdict", "not_checkable",
     "not_evaluated",
 ]
 
@@ -267,6 +267,32 @@ def facts_verdict(matches, *, choices):
     if not all(matches):
         return FAILS
     return CONDITIONAL if choices else HOLDS
+
+
+def data_facts_verdict(rows, *, mirror_present):
+    """Stated facts against the data where the data could be read.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        Per fact group: ``source`` ("data" when read from a file, else documented
+        only), ``rows_match`` and ``features_match`` (None: not comparable).
+    mirror_present : bool
+
+    Returns
+    -------
+    str
+        Inconclusive without the mirror or with nothing read from it; fails on a
+        mismatch with the data; otherwise holds under stated conditions (the
+        rest rests on documented upstream sizes and protocol choices).
+    """
+    read = [r for r in rows if r["source"] == "data"]
+    if not mirror_present or not read:
+        return INCONCLUSIVE
+    matches = [m for r in read for m in (r["rows_match"], r["features_match"]) if m is not None]
+    if not all(matches):
+        return FAILS
+    return CONDITIONAL
 
 
 def not_checkable():
