@@ -11,10 +11,10 @@ import pandas as pd
 
 from qs3orao import schedule
 from qs3orao.theory.bounds import LIPSCHITZ, loss_constant
-from qs3orao.theory.complexity import run_sweep
+from qs3orao.theory.complexity import SWEEPS, make_data, run_sweep
 from qs3orao.theory.convergence import derivative_bound, largest_curvature, make_problem, run_cells
 
-__all__ = ["PAPER_SCHEDULE", "RATE_COLUMNS", "build_problems", "resolve_step_offset", "build_cells",
+__all__ = ["PAPER_SCHEDULE", "RATE_COLUMNS", "BASELINE_SWEEPS", "build_problems", "resolve_step_offset", "build_cells",
            "run_convergence", "rate_cells", "run_rate", "run_complexity"]
 
 #: Name of the paper's schedule ``theta / t`` in the design's ``schedules``.
@@ -127,12 +127,37 @@ def run_rate(design, *, n_jobs, progress=None):
                      n_jobs=n_jobs, progress=progress)
 
 
+def _baseline(model, n, o):
+    """A zero-argument fit of one of the paper's exact baselines on :func:`make_data`'s rows."""
+    from baselines.pnu_auc import MPNUAUC
+    from baselines.samult import MSAMULT
+
+    X, y = make_data(n, o)
+    k = o["n_classes"]
+    if model == "samult":
+        estimator = MSAMULT(gamma=o["gamma"], lam=o["lam"], tradeoff=o["tradeoff"])
+    else:
+        # the known class priors (y cycles through the classes) and the PU/PN mix: no prior estimation is timed
+        estimator = MPNUAUC(gamma=o["gamma"], lam=o["lam"], pnu_mix=o["tradeoff"],
+                            priors=[(k - 1 - j) / k for j in range(k - 1)])
+    return lambda: estimator.fit(X, y)
+
+
+#: The paper's exact baselines (they live in ``baselines``, which :mod:`qs3orao` does not import).
+BASELINE_SWEEPS = {
+    "samult_time_vs_n": ("n", lambda s, o: _baseline("samult", s, o), "seconds"),
+    "pnu_auc_time_vs_n": ("n", lambda s, o: _baseline("pnu_auc", s, o), "seconds"),
+    "samult_operations_vs_n": ("n", lambda s, o: _baseline("samult", s, o), "operations"),
+}
+
+
 def run_complexity(design, progress=None):
     """Every complexity sweep of the design, as tidy records."""
     comp = design["complexity"]
     records = []
     for name, sizes in comp["sizes"].items():
-        records += run_sweep(name, sizes, comp["settings"], repeats=int(comp["repeats"]))
+        records += run_sweep(name, sizes, comp["settings"], repeats=int(comp["repeats"]),
+                             sweeps={**SWEEPS, **BASELINE_SWEEPS})
         if progress:
             progress(name)
     return pd.DataFrame(records)
