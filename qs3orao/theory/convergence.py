@@ -21,6 +21,7 @@ live in the study's design file (``workflow/config/theory.yaml``).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,7 @@ from ..exact import exact_solution
 from ..kernels import fourier_features, frequency_block, sampling_rng
 from ..objective import ordinal_risk_hessian, split_members
 from ..stochastic import draw_rows, gradient_weights
+from .huber import huber_derivative, pairwise_weights, squared_derivative
 
 __all__ = [
     "RECORD_COLUMNS", "ConvergenceProblem", "make_problem", "checkpoints", "step_sizes",
@@ -171,16 +173,16 @@ class _KernelIterate:
         return float(diff @ self.kernel @ diff)
 
 
-def _sampled_derivative(draws, F, tradeoff):
+def _sampled_derivative(draws, F, tradeoff, derivative):
     largest = 0.0
     for (p, n, u), weight in zip(draws, tradeoff):
         pairs = [(p, n)] + ([(p, u), (u, n)] if weight < 1.0 and u.size else [])
         for a, b in pairs:
-            largest = max(largest, float(np.abs(2.0 * (1.0 - F[a][:, None] + F[b][None, :])).max()))
+            largest = max(largest, float(np.abs(derivative(1.0 - F[a][:, None] + F[b][None, :])).max()))
     return largest
 
 
-def run_trajectory(problem, theta, marks, *, batch_size, n_components, seed, step_offset=0.0):
+def run_trajectory(problem, theta, marks, *, batch_size, n_components, seed, step_offset=0.0, huber_delta=None):
     """Run ``f_t`` and ``h_t`` side by side and record their errors.
 
     Parameters
@@ -193,6 +195,10 @@ def run_trajectory(problem, theta, marks, *, batch_size, n_components, seed, ste
         the iterates after ``t`` steps (``f_{t+1}`` in the paper's indexing).
     batch_size, n_components, seed : int
     step_offset : float
+    huber_delta : float, optional
+        Minimise the Huberised squared loss with this ``delta``
+        (:mod:`qs3orao.theory.huber`; ``problem`` must hold its ``f*``) instead of
+        the paper's squared loss.
 
     Returns
     -------
@@ -214,11 +220,16 @@ def run_trajectory(problem, theta, marks, *, batch_size, n_components, seed, ste
     peak = derivative = 0.0
     next_mark = 0
     etas = step_sizes(theta, int(marks[-1]), step_offset)
+    loss_derivative = (squared_derivative if huber_delta is None
+                       else functools.partial(huber_derivative, delta=huber_delta))
     with np.errstate(over="ignore", invalid="ignore"):
         for i in range(1, int(marks[-1]) + 1):
             draws = draw_rows(rng, splits, unlabeled, problem.tradeoff, batch_size)
-            rows, w_f = gradient_weights(draws, F.__getitem__, problem.tradeoff)
-            derivative = max(derivative, _sampled_derivative(draws, F, problem.tradeoff))
+            if huber_delta is None:
+                rows, w_f = gradient_weights(draws, F.__getitem__, problem.tradeoff)
+            else:
+                rows, w_f = pairwise_weights(draws, F, problem.tradeoff, loss_derivative)
+            derivative = max(derivative, _sampled_derivative(draws, F, problem.tradeoff, loss_derivative))
             omega = frequency_block(seed, i, n_components, X.shape[1], problem.gamma)
             eta = etas[i - 1]
             shrink = 1.0 - eta * lam
@@ -302,7 +313,7 @@ def _run_one(job):
     problem, cell, seed, marks, columns = job
     theta = cell["theta_lam"] / cell["lam"]
     out = run_trajectory(problem, theta, marks, batch_size=cell["batch_size"], n_components=cell["n_components"],
-                         seed=seed, step_offset=cell["step_offset"])
+                         seed=seed, step_offset=cell["step_offset"], huber_delta=cell.get("huber_delta"))
     return [{**cell, "seed": seed, "t": int(t), **{name: float(out[name][k]) for name in columns}}
             for k, t in enumerate(marks)]
 

@@ -82,7 +82,8 @@ def _ledger(design, real_checks, summary, complexity, *, rates=None, empirical=N
         slopes = {("A", 1.0, 1.5): -1.0, ("B", 1.0, 4.0): -0.98}
         rates = rate_classes(rate_records(slopes), rate_problems(slopes), design["rate"]["criteria"])
     claims = build_claims(
-        checks=real_checks, summary=summary, rates=rates, settings="settings", design=design,
+        checks=real_checks, summary=summary, rates=rates, huber_summary=summary.assign(assumption3_exceeded=False),
+        huber_rates=rates, huber_settings="huber settings", settings="settings", design=design,
         exponents=exponents_of(complexity, criteria["confidence"]), local_exponents=local_exponents_of(complexity),
         tail_exponents=tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"]),
         empirical=empirical, empirical_reason="no table")
@@ -192,3 +193,23 @@ def test_complexity_row_follows_the_upper_bound(design, real_checks, summary, co
     faster["value"] = faster["value"] * grow ** 1.0
     row = _ledger(design, real_checks, summary, faster)["7"]
     assert row.verdict == v.FAILS and "inconsistent" in row.evidence
+
+
+def test_huber_rows_test_the_theorem_where_its_premise_holds(design, real_checks, summary, complexity):
+    ledger = _ledger(design, real_checks, summary, complexity)
+    for row in ("H5a", "H5b", "H6", "H6r"):
+        assert row in ledger and "Huberised" in ledger[row].claim
+    exceeded = _with(summary, theorem1_class="exceeded")
+    criteria = design["complexity"]["criteria"]
+    claims = build_claims(
+        checks=real_checks, summary=exceeded.assign(assumption3_exceeded=True), rates=rate_classes(
+            rate_records({("A", 1.0, 1.5): -1.0}), rate_problems({("A", 1.0, 1.5): -1.0}), design["rate"]["criteria"]),
+        huber_summary=exceeded.assign(assumption3_exceeded=False), huber_rates=rate_classes(
+            rate_records({("A", 1.0, 1.5): -1.0}), rate_problems({("A", 1.0, 1.5): -1.0}), design["rate"]["criteria"]),
+        huber_settings="h", settings="s", design=design, exponents=exponents_of(complexity, criteria["confidence"]),
+        local_exponents=local_exponents_of(complexity),
+        tail_exponents=tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"]),
+        empirical=None, empirical_reason="-")
+    rows = {c.id: c for c in claims}
+    assert rows["6"].verdict == v.PREMISE_FAILS and rows["H6"].verdict == v.FAILS
+    assert rows["H6r"].verdict == v.HOLDS

@@ -22,7 +22,8 @@ _RESULTS_CONFIGURATION = _THEORY["empirical"].get("configuration")
 THEORY_RESULTS_CONFIGURATION = (os.path.relpath(os.path.join(workflow.basedir, _RESULTS_CONFIGURATION))
                                 if _RESULTS_CONFIGURATION else None)
 THEORY_DATA = [f"{THEORY_OUT}/{name}.csv"
-               for name in ("convergence", "problems", "summary", "rate", "rate_summary", "complexity")]
+               for name in ("convergence", "problems", "summary", "rate", "rate_summary", "huber", "huber_problems",
+                            "huber_summary", "complexity")]
 
 
 rule theory:
@@ -70,6 +71,24 @@ rule theory_rate:
         "../scripts/theory_rate.py"
 
 
+# Theorem 1 in its own setting (issue 22): the Huberised loss, on the convergence section's instances.
+rule theory_huber:
+    params:
+        design=THEORY_DESIGN,
+        grid=_study_section("convergence"),
+        section=_study_section("huber"),
+    output:
+        records=f"{THEORY_OUT}/huber.csv",
+        problems=f"{THEORY_OUT}/huber_problems.csv",
+    threads: 2
+    log:
+        "results/theory/logs/huber.log",
+    benchmark:
+        "results/theory/benchmarks/huber.tsv"
+    script:
+        "../scripts/theory_huber.py"
+
+
 rule theory_complexity:
     params:
         design=THEORY_DESIGN,
@@ -94,6 +113,8 @@ rule theory_ledger:
         convergence=f"{THEORY_OUT}/convergence.csv",
         problems=f"{THEORY_OUT}/problems.csv",
         rate=f"{THEORY_OUT}/rate.csv",
+        huber=f"{THEORY_OUT}/huber.csv",
+        huber_problems=f"{THEORY_OUT}/huber_problems.csv",
         complexity=f"{THEORY_OUT}/complexity.csv",
         results_table=[THEORY_RESULTS_TABLE] if THEORY_RESULTS_TABLE else [],
         results_configuration=[THEORY_RESULTS_CONFIGURATION] if THEORY_RESULTS_CONFIGURATION else [],
@@ -102,6 +123,7 @@ rule theory_ledger:
         csv=f"{THEORY_OUT}/claims_ledger.csv",
         summary=f"{THEORY_OUT}/summary.csv",
         rate_summary=f"{THEORY_OUT}/rate_summary.csv",
+        huber_summary=f"{THEORY_OUT}/huber_summary.csv",
     log:
         "results/theory/logs/ledger.log",
     benchmark:

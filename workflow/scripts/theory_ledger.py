@@ -8,7 +8,8 @@ from qs3study.claims.assemble import assemble_ledger
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
     inputs, outputs = snakemake.input, snakemake.output  # noqa: F821
     assemble_ledger(design=inputs.design, convergence=inputs.convergence, problems=inputs.problems, rate=inputs.rate,
+                    huber=inputs.huber, huber_problems=inputs.huber_problems,
                     complexity=inputs.complexity, results_table=next(iter(inputs.results_table), None),
                     results_configuration=next(iter(inputs.get("results_configuration", [])), None),
                     md=outputs.md, csv=outputs.csv, summary=outputs.summary,
-                    rate_summary=outputs.rate_summary)
+                    rate_summary=outputs.rate_summary, huber_summary=outputs.huber_summary)

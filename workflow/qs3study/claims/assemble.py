@@ -101,19 +101,28 @@ def _empirical(results_table, results_configuration):
     return empirical_claims(read_results(results_table), criteria), ""
 
 
-def assemble_ledger(*, design, convergence, problems, rate, complexity, results_table, results_configuration,
-                    md, csv, summary, rate_summary):
+def huber_settings(design):
+    """One-line description of the Huberised-loss study."""
+    spec = design["huber"]
+    return (f"Instances {', '.join(design['convergence']['instances'])} (as rows 5a-6); lambda in {spec['lambdas']}; "
+            f"theta*lambda in {spec['theta_lams']}; T = {spec['n_iter']}, batch "
+            f"{design['convergence']['primary']['batch_size']} with {design['convergence']['primary']['n_components']} "
+            "frequency per step, step theta/t")
+
+
+def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problems, complexity, results_table,
+                    results_configuration, md, csv, summary, rate_summary, huber_summary):
     """Write the ledger (Markdown, CSV) and the per-cell summary from the studies' tidy data.
 
     Parameters
     ----------
-    design, convergence, problems, rate, complexity : str
+    design, convergence, problems, rate, huber, huber_problems, complexity : str
         Paths of the design file and the studies' tidy data; ``design`` is
         written into the ledger's header as given.
     results_table, results_configuration : str or None
         The benchmark table of the empirical rows and the configuration holding
         their criteria (None: the rows are not evaluated / default criteria).
-    md, csv, summary, rate_summary : str
+    md, csv, summary, rate_summary, huber_summary : str
         Output paths.
     """
     spec = load_design(design)
@@ -124,11 +133,17 @@ def assemble_ledger(*, design, convergence, problems, rate, complexity, results_
     rates = rate_classes(pd.read_csv(rate), problem_table, spec["rate"]["criteria"])
     rates.to_csv(rate_summary + ".tmp", index=False, float_format="%.6g")
     os.replace(rate_summary + ".tmp", rate_summary)
+    huber_records, huber_table = pd.read_csv(huber), pd.read_csv(huber_problems)
+    huber_cells = summarise(huber_records, huber_table, spec["convergence"]["criteria"])
+    huber_cells.to_csv(huber_summary + ".tmp", index=False, float_format="%.6g")
+    os.replace(huber_summary + ".tmp", huber_summary)
+    huber_rates = rate_classes(huber_records, huber_table, spec["rate"]["criteria"])
     empirical, reason = _empirical(results_table, results_configuration)
     sweeps = pd.read_csv(complexity)
     criteria = spec["complexity"]["criteria"]
     claims = build_claims(
         checks=run_checks(spec, float(problem_table["M1"].max())), summary=cells, rates=rates,
+        huber_summary=huber_cells, huber_rates=huber_rates, huber_settings=huber_settings(spec),
         settings=study_settings(spec),
         design=spec, exponents=exponents_of(sweeps, criteria["confidence"]), local_exponents=local_exponents_of(sweeps),
         tail_exponents=tail_exponents_of(sweeps, tail=criteria["tail"], confidence=criteria["confidence"]),

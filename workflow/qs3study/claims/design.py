@@ -27,6 +27,8 @@ REQUIRED = (
     "rate.criteria.fit_from", "rate.criteria.min_fit_checkpoints", "rate.criteria.rate_target",
     "rate.criteria.rate_tolerance", "rate.criteria.bootstrap", "rate.criteria.bootstrap_seed",
     "rate.criteria.confidence", "rate.criteria.alpha", "rate.criteria.transient_peak",
+    "huber.delta", "huber.lambdas", "huber.theta_lams", "huber.seeds", "huber.n_iter", "huber.n_checkpoints",
+    "huber.window_from", "huber.window_points", "huber.gtol",
     "complexity.settings", "complexity.sizes", "complexity.repeats", "complexity.criteria.confidence",
     "complexity.criteria.tolerance", "complexity.criteria.claimed", "complexity.criteria.tail",
     "complexity.criteria.dominance",

@@ -346,49 +346,70 @@ def _premise_evidence(rows, name):
             f"{int(violated.sum())}/{len(rows)} cells, in {int((exceeded & violated).sum())}/{int(exceeded.sum())} of "
             f"the cells where the bound is exceeded. ")
     if holding.empty:
-        text += "No cell meets the premise, so none tests the bound in its own setting (rows 6L*). "
+        text += "No cell meets the premise, so none tests the bound in its own setting (rows H*). "
     else:
         text += f"Cells meeting the premise: {_counts(holding[f'{name}_class'])}. "
     return text + (f"With M_1 the largest |l'| each run sampled (read after the run, not a test): "
                    f"{_counts(rows[f'{name}_sampled_M_class'])}.")
 
 
-def rows_convergence(summary, settings, criteria):
+_BOUND_READING = ("kappa = phi = 1, Q_0 from the appendix, Lemma 1 with sum |a|^2 (the printed sum |a| does not decay). "
+                  "A cell exceeds a bound when the bootstrap CI of the mean over rows and seeds lies above it at some "
+                  "checkpoint, respects it when the CI of the seed mean of the max over rows lies below it at every "
+                  "checkpoint. Premise: 'fails' needs a cell exceeding the bound where Assumption 3 holds; exceeded "
+                  "only where it is violated gives 'premise fails'.")
+_M_AT_FSTAR = ("M fixed before the run: M_1 = M_2 = the largest |l'| = 2|1 - f*(a) + f*(b)| at the exact f* over "
+               "every pair the sampler can draw, M and L the paper's combinations (L_1 = L_2 = 2), ")
+_CLAIMS = {
+    "5a": ("Lemma 1: E|f_{t+1}(x) - h_{t+1}(x)|^2 <= B_{1,t+1}^2 (random-feature error)", "Lemma 1; Appendix",
+           "f_t and the paper's h_t (exact kernel, f's weights) on the same samples", "lemma1"),
+    "5b": ("Lemma 3: E||h_{t+1} - f*||^2 <= Q_1^2/t (random-data error)", "Lemma 3; Appendix",
+           "||h_t - f*||_H^2 exactly (h kept as kernel coefficients)", "lemma3"),
+    "6": ("Theorem 1: E|f_{t+1}(x) - f*(x)|^2 <= (2C^2 + 2 kappa Q_1^2)/t for every training x, "
+          "theta*lambda in (1,2) u Z+", "Theorem 1 (Sec. 'Convergence Analysis'); Appendix",
+          "f_t against the exact f* at every training row", "theorem1"),
+}
+
+
+def rows_convergence(summary, settings, criteria, *, prefix="", setting="", fixed=_M_AT_FSTAR):
+    """Rows 5a, 5b, 6 (``prefix`` + id): the bounds with M fixed in advance, read with their premise.
+
+    ``setting`` is prepended to each claim (the loss, when not the paper's); ``fixed`` says how M was fixed.
+    """
     primary = _primary(summary)
     inside = primary[primary["in_domain"]]
     outside = primary[~primary["in_domain"]]
-    fixed = ("M fixed before the run: M_1 = M_2 = the largest |l'| = 2|1 - f*(a) + f*(b)| at the exact f* over "
-             "every pair the sampler can draw, M and L the paper's combinations (L_1 = L_2 = 2), kappa = phi = 1, "
-             "Q_0 from the appendix, Lemma 1 with sum |a|^2 (the printed sum |a| does not decay). A cell exceeds a "
-             "bound when the bootstrap CI of the mean over rows and seeds lies above it at some checkpoint, respects "
-             "it when the CI of the seed mean of the max over rows lies below it at every checkpoint. Premise: "
-             "'fails' needs a cell exceeding the bound where Assumption 3 holds; exceeded only where it is violated "
-             "gives 'premise fails'.")
+    rows = []
+    for claim_id, (claim, where, check, name) in _CLAIMS.items():
+        verdict = v.premise_verdict(inside[f"{name}_class"], ~inside["assumption3_exceeded"].astype(bool),
+                                    fail_class="exceeded", pass_class="respected")
+        evidence = "Inside the stated range: " + _bound_evidence(inside, name) + " " + _premise_evidence(inside, name)
+        if claim_id == "6" and len(outside):
+            evidence += " Outside it: " + _bound_evidence(outside, name)
+        rows.append(Claim(f"{prefix}{claim_id}", setting + claim, where,
+                          f"{check}; {settings}. {fixed}{_BOUND_READING} Verdict over the cells in the stated range. "
+                          f"Figures {_FIGURES}/convergence_*.png, {_FIGURES}/bounds.png.", verdict, evidence))
+    return rows
 
-    def verdict(name):
-        return v.premise_verdict(inside[f"{name}_class"], ~inside["assumption3_exceeded"].astype(bool),
-                                 fail_class="exceeded", pass_class="respected")
 
-    theorem = Claim(
-        "6", "Theorem 1: E|f_{t+1}(x) - f*(x)|^2 <= (2C^2 + 2 kappa Q_1^2)/t for every training x, "
-             "theta*lambda in (1,2) u Z+",
-        "Theorem 1 (Sec. 'Convergence Analysis'); Appendix",
-        f"{settings}. {fixed} Verdict over the cells in the stated range. Figures {_FIGURES}/convergence_*.png, "
-        f"{_FIGURES}/bounds.png.",
-        verdict("theorem1"),
-        "Inside the stated range: " + _bound_evidence(inside, "theorem1") + " " + _premise_evidence(inside, "theorem1")
-        + " Outside it: " + _bound_evidence(outside, "theorem1"))
-
-    def bound_row(claim_id, claim, where, check, name):
-        return Claim(claim_id, claim, where, f"{check}; {settings}. {fixed}", verdict(name),
-                     "Inside the stated range: " + _bound_evidence(inside, name) + " " + _premise_evidence(inside, name))
-
-    lemma1 = bound_row("5a", "Lemma 1: E|f_{t+1}(x) - h_{t+1}(x)|^2 <= B_{1,t+1}^2 (random-feature error)",
-                       "Lemma 1; Appendix", "f_t and the paper's h_t (exact kernel, f's weights) on the same samples",
-                       "lemma1")
-    lemma3 = bound_row("5b", "Lemma 3: E||h_{t+1} - f*||^2 <= Q_1^2/t (random-data error)", "Lemma 3; Appendix",
-                       "||h_t - f*||_H^2 exactly (h kept as kernel coefficients)", "lemma3")
-    return [lemma1, lemma3, theorem]
+def rows_huber(summary, rates, settings, criteria, rate, huber):
+    """Theorem 1 in its own setting: rows H5a, H5b, H6 (bounds) and H6r (rate) with the Huberised loss."""
+    setting = f"[Huberised squared loss, delta = {huber['delta']:g}: Assumptions 2-3 hold] "
+    fixed = (f"M fixed by the loss before the run: M_1 = M_2 = 2 delta = {2 * huber['delta']:g} (|H_delta'| <= "
+             "2 delta everywhere), M and L the paper's combinations (L_1 = L_2 = 2), f* the exact minimiser "
+             f"for this loss (semismooth Newton, gradient <= {huber['gtol']:g}), ")
+    bounds = rows_convergence(summary, settings, criteria, prefix="H", setting=setting, fixed=fixed)
+    counted = rates[rates["in_domain"] & ~rates["rate_class"].isin(["transient"])]
+    rc = rate["criteria"]
+    rate_row = Claim(
+        "H6r", setting + "Remark after Theorem 1: the error converges at the rate O(1/t)",
+        "Theorem 1 and its Remark",
+        f"{settings}; {huber['seeds']} seeds, {huber['n_checkpoints']} log-spaced checkpoints and "
+        f"{huber['window_points']} more in the fitted window; the rate section's criterion (Holm over cells at "
+        f"{rc['alpha']:g}, transient cells apart).",
+        v.domain_verdict(counted["rate_class"], fail_class=("slower", "not finite"), pass_class="consistent"),
+        _rate_study_evidence(rates, rc))
+    return [*bounds, rate_row]
 
 
 def _rate_evidence(rows):
@@ -583,7 +604,7 @@ def rows_empirical(empirical, reason):
     return rows
 
 
-def build_claims(*, checks, summary, rates, settings, design, exponents, local_exponents, tail_exponents, empirical,
+def build_claims(*, checks, summary, rates, huber_summary, huber_rates, huber_settings, settings, design, exponents, local_exponents, tail_exponents, empirical,
                  empirical_reason):
     """All ledger rows, in claim order.
 
@@ -596,6 +617,10 @@ def build_claims(*, checks, summary, rates, settings, design, exponents, local_e
         :func:`qs3study.claims.summary.summarise`.
     rates : pandas.DataFrame
         :func:`qs3study.claims.rate.rate_classes`.
+    huber_summary, huber_rates : pandas.DataFrame
+        The same two for the Huberised-loss study.
+    huber_settings : str
+        One-line description of that study.
     settings : str
         One-line description of the convergence study.
     design : dict
@@ -618,6 +643,7 @@ def build_claims(*, checks, summary, rates, settings, design, exponents, local_e
         row_algorithm1(c["algorithm1"], design["checks"]["algorithm1"]["tolerance"]),
         row_assumption3(c["assumption3"], m1, summary, design["checks"]["assumption3"]["doublings"]),
         *rows_convergence(summary, settings, criteria),
+        *rows_huber(huber_summary, huber_rates, huber_settings, criteria, design["rate"], design["huber"]),
         *rows_rate(summary, rates, settings, criteria, design["rate"]),
         row_transient(summary, criteria), row_offset(summary, criteria),
         row_complexity(exponents, design["complexity"]["criteria"], local_exponents, tail_exponents),

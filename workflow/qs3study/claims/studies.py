@@ -13,8 +13,9 @@ from qs3orao import schedule
 from qs3orao.theory.bounds import LIPSCHITZ, loss_constant
 from qs3orao.theory.complexity import SWEEPS, make_data, run_sweep
 from qs3orao.theory.convergence import derivative_bound, largest_curvature, make_problem, run_cells
+from qs3orao.theory.huber import exact_minimiser
 
-__all__ = ["PAPER_SCHEDULE", "RATE_COLUMNS", "BASELINE_SWEEPS", "build_problems", "resolve_step_offset", "build_cells",
+__all__ = ["PAPER_SCHEDULE", "RATE_COLUMNS", "BASELINE_SWEEPS", "build_huber_problems", "run_huber", "build_problems", "resolve_step_offset", "build_cells",
            "run_convergence", "rate_cells", "run_rate", "run_complexity"]
 
 #: Name of the paper's schedule ``theta / t`` in the design's ``schedules``.
@@ -125,6 +126,61 @@ def run_rate(design, *, n_jobs, progress=None):
                      n_checkpoints=int(rate["n_checkpoints"]),
                      window=(float(rate["window_from"]), int(rate["window_points"])), columns=RATE_COLUMNS,
                      n_jobs=n_jobs, progress=progress)
+
+
+def build_huber_problems(design):
+    """Every ``(instance, lam)`` of the huber section with ``f*`` the exact minimiser for the Huberised loss.
+
+    Returns
+    -------
+    problems : dict
+        ``(instance, lam)`` to :class:`qs3orao.theory.convergence.ConvergenceProblem` (its ``coef``: that ``f*``).
+    table : pandas.DataFrame
+        As :func:`build_problems`, with ``M1 = 2 delta`` fixed by the loss (Assumption 3 holds by
+        construction), ``curvature`` the squared loss's (an upper bound: the Huberised loss's
+        curvature is at most it) and ``gradient_norm`` of the exact solve.
+    """
+    import dataclasses
+
+    spec = design["huber"]
+    delta = float(spec["delta"])
+    problems, rows = {}, []
+    for name, instance in design["convergence"]["instances"].items():
+        for lam in spec["lambdas"]:
+            squared = make_problem(**instance, lam=float(lam))
+            coef, norm = exact_minimiser(squared.kernel, squared.codes, squared.tradeoff, float(lam), delta,
+                                         gtol=float(spec["gtol"]))
+            problem = dataclasses.replace(squared, coef=coef)
+            problems[(name, float(lam))] = problem
+            fstar = problem.fstar_scores
+            rows.append({"instance": name, "lam": float(lam), "n": fstar.size, "fstar_norm": problem.fstar_norm,
+                         "curvature": largest_curvature(squared), "M1": 2.0 * delta,
+                         "M": loss_constant(problem.tradeoff, 2.0 * delta),
+                         "L": loss_constant(problem.tradeoff, LIPSCHITZ),
+                         "initial_error": float(np.mean(fstar ** 2)), "initial_error_max": float(np.max(fstar ** 2)),
+                         "gradient_norm": norm})
+    return problems, pd.DataFrame(rows)
+
+
+def run_huber(design, *, n_jobs, progress=None):
+    """Theorem 1 in its own setting: the huber section's cells (paper's schedule, batch 1), tidy records.
+
+    Returns
+    -------
+    records, problems : pandas.DataFrame
+    """
+    spec, conv = design["huber"], design["convergence"]
+    problems, table = build_huber_problems(design)
+    cells = [{"instance": instance, "lam": float(lam), "theta_lam": float(c),
+              "batch_size": int(conv["primary"]["batch_size"]), "n_components": int(conv["primary"]["n_components"]),
+              "schedule": PAPER_SCHEDULE, "step_offset": float(conv["schedules"][PAPER_SCHEDULE]),
+              "huber_delta": float(spec["delta"])}
+             for instance in conv["instances"] for lam in spec["lambdas"] for c in spec["theta_lams"]]
+    records = run_cells(cells, problems, seeds=int(spec["seeds"]), n_iter=int(spec["n_iter"]),
+                        n_checkpoints=int(spec["n_checkpoints"]),
+                        window=(float(spec["window_from"]), int(spec["window_points"])), n_jobs=n_jobs,
+                        progress=progress)
+    return records, table
 
 
 def _baseline(model, n, o):

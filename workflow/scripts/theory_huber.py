@@ -1,0 +1,24 @@
+"""Snakemake adapter: Theorem 1 in its own setting (Huberised loss) -> tidy records and the problems' constants."""
+
+import contextlib
+import os
+import sys
+
+from qs3study.claims.design import load_design
+from qs3study.claims.studies import run_huber
+
+
+def main(smk):
+    design = load_design(smk.params.design)
+
+    def progress(done, total):
+        print(f"huber: {done}/{total} runs", file=sys.stderr, flush=True)
+
+    records, problems = run_huber(design, n_jobs=smk.threads, progress=progress)
+    for frame, path in ((records, smk.output.records), (problems, smk.output.problems)):
+        frame.to_csv(path + ".tmp", index=False, float_format="%.6g")
+        os.replace(path + ".tmp", path)
+
+
+with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
+    main(snakemake)  # noqa: F821
