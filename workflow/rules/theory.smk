@@ -77,6 +77,7 @@ rule theory_huber:
         design=THEORY_DESIGN,
         grid=_study_section("convergence"),
         section=_study_section("huber"),
+        study="huber",
     output:
         records=f"{THEORY_OUT}/huber.csv",
         problems=f"{THEORY_OUT}/huber_problems.csv",
@@ -86,7 +87,7 @@ rule theory_huber:
     benchmark:
         "results/theory/benchmarks/huber.tsv"
     script:
-        "../scripts/theory_huber.py"
+        "../scripts/theory_convergence.py"
 
 
 rule theory_complexity:
