@@ -335,16 +335,17 @@ def _bound_evidence(rows, name):
             f"Where first exceeded, Lemma 2's ratio is > 1 in {(lemma2 > 1).sum()}/{len(exceeded)} cells.")
 
 
-def _premise_evidence(rows, name):
+def _premise_evidence(rows, name, fixed_at):
     """Which assumption fails where the bound is exceeded, and the bound read with the sampled M (after the run)."""
     if rows.empty:
         return "no cells."
     violated = rows["assumption3_exceeded"].astype(bool)
     exceeded = rows[f"{name}_class"] == "exceeded"
     holding = rows[~violated]
-    text = (f"Assumption 3 (|l'| <= M_1 with M_1 fixed at f*) is violated (a sampled |l'| above M_1) in "
-            f"{int(violated.sum())}/{len(rows)} cells, in {int((exceeded & violated).sum())}/{int(exceeded.sum())} of "
-            f"the cells where the bound is exceeded. ")
+    text = (f"Assumption 3 (|l'| <= M_1 with M_1 fixed {fixed_at}) is violated (a sampled |l'| above M_1) in "
+            f"{int(violated.sum())}/{len(rows)} cells"
+            + (f", in {int((exceeded & violated).sum())}/{int(exceeded.sum())} of the cells where the bound is "
+               "exceeded. " if exceeded.any() else ". "))
     if holding.empty:
         text += "No cell meets the premise, so none tests the bound in its own setting (rows H*). "
     else:
@@ -371,7 +372,7 @@ _CLAIMS = {
 }
 
 
-def rows_convergence(summary, settings, criteria, *, prefix="", setting="", fixed=_M_AT_FSTAR):
+def rows_convergence(summary, settings, criteria, *, prefix="", setting="", fixed=_M_AT_FSTAR, fixed_at="at f*"):
     """Rows 5a, 5b, 6 (``prefix`` + id): the bounds with M fixed in advance, read with their premise.
 
     ``setting`` is prepended to each claim (the loss, when not the paper's); ``fixed`` says how M was fixed.
@@ -383,7 +384,8 @@ def rows_convergence(summary, settings, criteria, *, prefix="", setting="", fixe
     for claim_id, (claim, where, check, name) in _CLAIMS.items():
         verdict = v.premise_verdict(inside[f"{name}_class"], ~inside["assumption3_exceeded"].astype(bool),
                                     fail_class="exceeded", pass_class="respected")
-        evidence = "Inside the stated range: " + _bound_evidence(inside, name) + " " + _premise_evidence(inside, name)
+        evidence = ("Inside the stated range: " + _bound_evidence(inside, name) + " "
+                    + _premise_evidence(inside, name, fixed_at))
         if claim_id == "6" and len(outside):
             evidence += " Outside it: " + _bound_evidence(outside, name)
         rows.append(Claim(f"{prefix}{claim_id}", setting + claim, where,
@@ -398,7 +400,8 @@ def rows_huber(summary, rates, settings, criteria, rate, huber):
     fixed = (f"M fixed by the loss before the run: M_1 = M_2 = 2 delta = {2 * huber['delta']:g} (|H_delta'| <= "
              "2 delta everywhere), M and L the paper's combinations (L_1 = L_2 = 2), f* the exact minimiser "
              f"for this loss (semismooth Newton, gradient <= {huber['gtol']:g}), ")
-    bounds = rows_convergence(summary, settings, criteria, prefix="H", setting=setting, fixed=fixed)
+    bounds = rows_convergence(summary, settings, criteria, prefix="H", setting=setting, fixed=fixed,
+                              fixed_at="by the loss")
     counted = rates[rates["in_domain"] & ~rates["rate_class"].isin(["transient"])]
     rc = rate["criteria"]
     rate_row = Claim(
@@ -443,7 +446,7 @@ def _rate_study_evidence(rates, criteria):
         text += (f" Transient (apart): peaks {transient['measured_peak'].min():.3g}..{transient['measured_peak'].max():.3g}"
                  f" x the error of f = 0, slopes {transient['slope'].min():.2f}..{transient['slope'].max():.2f}.")
     outside = rates[~rates["in_domain"]]
-    return text + f" Outside the range (not tested): {_counts(outside['rate_class'])}."
+    return text + (f" Outside the range (not tested): {_counts(outside['rate_class'])}." if len(outside) else "")
 
 
 def rows_rate(summary, rates, settings, criteria, rate):
