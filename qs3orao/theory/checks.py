@@ -189,13 +189,18 @@ def check_claim4(*, max_integer, max_exact_t, denominators, float_t):
         ``cases``, ``violations`` (of either inequality), ``violating_products``
         (the ``c`` with a violation), ``worst`` ``(c, t, ratio)``,
         ``binomial_identity_holds`` (``|a_t^1| t / theta = binom(c - 2, t - 1)``
-        for integer ``c`` and ``t < c``), ``float_violations`` and the pinned ratios.
+        for integer ``c`` and ``t < c``), ``float_violations``, the pinned ratios,
+        ``smallest`` ``(c, t, ratio of the max, ratio of the sum)`` of the first
+        violation in ``(c, t)`` order (None without one), ``last_violating_t``
+        (per violating integer ``c``, the largest ``t`` violated) and
+        ``holding_products`` (the integer ``c`` without violation).
     """
     products = [Fraction(c) for c in range(1, max_integer + 1)]
     products += sorted({1 + Fraction(p, q) for q in denominators for p in range(1, q)})
     cases = violations = 0
     violating, worst, binomial = set(), (None, None, Fraction(0)), True
-    for c in products:
+    smallest, last_t = None, {}
+    for c in sorted(products):
         assert in_lemma2_domain(c)
         for t in range(1, max_exact_t + 1):
             top, total = exact_lemma2_ratios(1, c, t)
@@ -203,6 +208,9 @@ def check_claim4(*, max_integer, max_exact_t, denominators, float_t):
             if top > 1 or total > 1:
                 violations += 1
                 violating.add(c)
+                last_t[c] = t
+                if smallest is None:
+                    smallest = (str(c), t, float(top), float(total))
             if top > worst[2]:
                 worst = (c, t, top)
             if c.denominator == 1 and 2 <= c and t < c:
@@ -219,6 +227,9 @@ def check_claim4(*, max_integer, max_exact_t, denominators, float_t):
         "float_cases": sum(1 for c in products if c < 2) * len(float_t),
         "float_violations": int(float_violations),
         "pinned": tuple(float(r) for r in exact_lemma2_ratios(**PINNED_LEMMA2)),
+        "smallest": smallest,
+        "last_violating_t": {str(c): t for c, t in sorted(last_t.items())},
+        "holding_products": [int(c) for c in products if c.denominator == 1 and c not in violating],
     }
 
 
@@ -324,9 +335,18 @@ def check_table1_space(*, n, n_components, n_iters):
             "per_iteration": [c / t for c, t in zip(counts, n_iters)]}
 
 
-def check_table2():
-    """Table 2 against the dataset registry (:func:`qs3orao.theory.paper_tables.compare_table2`)."""
-    from ..datasets.registry import DATASETS
-    from .paper_tables import compare_table2
+def check_table2(mirror=None):
+    """Table 2 against the data of the offline mirror (:func:`qs3orao.theory.paper_tables.compare_table2_with_data`).
 
-    return compare_table2(DATASETS)
+    Returns
+    -------
+    dict
+        ``mirror_present`` and ``rows`` (one per Table 2 dataset).
+    """
+    from pathlib import Path
+
+    from ..datasets.registry import DATASETS
+    from .paper_tables import compare_table2_with_data
+
+    present = mirror is not None and Path(mirror).is_dir()
+    return {"mirror_present": present, "rows": compare_table2_with_data(DATASETS, mirror if present else None)}

@@ -15,6 +15,8 @@ exponent of ``cost ~ size^p`` is fitted on log-log axes.
   kept frequency blocks (the paper's regenerate-from-seed setting).
 * ``exact_time_vs_n``, ``exact_memory_vs_n``: :func:`qs3orao.exact.exact_solution`,
   a dense ``n x n`` linear solve, standing in for the exact baselines.
+* ``literal_operations_vs_t``, ``exact_operations_vs_n``: the same calls' dominant
+  operations counted (a second measure, free of timing overhead and noise).
 
 The sweeps' sizes, repeats and the verdict criteria live in the study's design file
 (``workflow/config/theory.yaml``).
@@ -32,7 +34,7 @@ from .._reference import reference_fit
 from ..engine import train
 from ..exact import exact_solution
 
-__all__ = ["SWEEPS", "make_data", "run_sweep", "fit_exponent"]
+__all__ = ["SWEEPS", "make_data", "run_sweep", "fit_exponent", "local_exponents", "tail_exponent"]
 
 def make_data(n, o):
     """``n`` uniform rows with ``o["n_features"]`` features and ``o["n_classes"]`` classes, half unlabeled."""
@@ -73,7 +75,39 @@ SWEEPS = {
     "engine_memory_vs_t": ("t", lambda s, o: _engine(o["engine_n"], s, o), "peak_mb"),
     "exact_time_vs_n": ("n", lambda s, o: _exact(s, o), "seconds"),
     "exact_memory_vs_n": ("n", lambda s, o: _exact(s, o), "peak_mb"),
+    "literal_operations_vs_t": ("t", lambda s, o: _literal(o["literal_n"], s, o), "operations"),
+    "exact_operations_vs_n": ("n", lambda s, o: _exact(s, o), "operations"),
 }
+
+
+def _operations(call):
+    """Count a call's dominant operations: the multiply-adds of every dense LU factorisation
+    (``2/3 n^3`` for an ``n x n`` matrix) and of every random-feature evaluation of the literal
+    Algorithms 1-2 (``rows x frequencies x features``).
+
+    The count is of what the code actually calls, so it has none of a timing's overhead or noise.
+    """
+    from unittest import mock
+
+    from scipy import linalg
+
+    from .. import _reference
+
+    count = [0.0]
+    factor, features = linalg.lu_factor, _reference.fourier_features
+
+    def counted_factor(a, *args, **kwargs):
+        count[0] += 2.0 / 3.0 * float(np.shape(a)[0]) ** 3
+        return factor(a, *args, **kwargs)
+
+    def counted_features(X, omega):
+        count[0] += float(np.shape(X)[0]) * float(np.size(omega))
+        return features(X, omega)
+
+    with mock.patch.object(linalg, "lu_factor", counted_factor), \
+            mock.patch.object(_reference, "fourier_features", counted_features):
+        call()
+    return count[0]
 
 
 def _seconds(call):
@@ -91,21 +125,23 @@ def _peak_mb(call):
         tracemalloc.stop()
 
 
-def run_sweep(name, sizes, settings, *, repeats):
+def run_sweep(name, sizes, settings, *, repeats, sweeps=None):
     """Measure one sweep.
 
     Parameters
     ----------
     name : str
-        A key of :data:`SWEEPS`.
+        A key of ``sweeps``.
     sizes : sequence of int
     settings : dict
         ``literal_n``, ``engine_n``, ``engine_t`` (the fixed sizes), ``m`` (frequencies
         per block), and the data and solver: ``n_features``, ``n_classes``,
         ``tradeoff``, ``gamma``, ``lam``, ``theta``, ``seed``.
+    sweeps : dict, optional
+        Sweep name to ``(size name, factory, quantity)`` as :data:`SWEEPS` (the default).
     repeats : int
         Timings are repeated this many times (every repeat is recorded); peak
-        memory is deterministic and measured once.
+        memory and operation counts are deterministic and measured once.
 
     Returns
     -------
@@ -113,11 +149,13 @@ def run_sweep(name, sizes, settings, *, repeats):
         One record per size and repeat: ``sweep``, ``size_name``, ``size``,
         ``quantity``, ``repeat``, ``value``.
     """
-    size_name, factory, quantity = SWEEPS[name]
+    size_name, factory, quantity = (SWEEPS if sweeps is None else sweeps)[name]
     records = []
     for size in sizes:
         call = factory(int(size), settings)
-        values = [_seconds(call) for _ in range(repeats)] if quantity == "seconds" else [_peak_mb(call)]
+        measure = {"seconds": _seconds, "peak_mb": _peak_mb, "operations": _operations}[quantity]
+        # timings vary from call to call; peak memory and operation counts are deterministic
+        values = [measure(call) for _ in range(repeats if quantity == "seconds" else 1)]
         records += [{"sweep": name, "size_name": size_name, "size": int(size), "quantity": quantity,
                      "repeat": r, "value": float(v)} for r, v in enumerate(values)]
     return records
@@ -136,3 +174,41 @@ def fit_exponent(sizes, values, *, confidence):
     fit = stats.linregress(np.log(unique), np.log(medians))
     half = stats.t.ppf(0.5 + confidence / 2.0, unique.size - 2) * fit.stderr
     return float(fit.slope), float(fit.slope - half), float(fit.slope + half)
+
+
+def local_exponents(sizes, values):
+    """Exponents between the medians at consecutive sizes (the local slope of the log-log curve).
+
+    Returns
+    -------
+    ndarray of shape (n_sizes - 1,)
+    """
+    sizes, values = np.asarray(sizes), np.asarray(values, dtype=np.float64)
+    unique = np.unique(sizes)
+    medians = np.array([np.median(values[sizes == s]) for s in unique])
+    return np.diff(np.log(medians)) / np.diff(np.log(unique))
+
+
+def tail_exponent(sizes, values, *, tail, confidence):
+    """Least-squares exponent over every record at the ``tail`` largest sizes, with its confidence interval.
+
+    Where the leading term of the cost dominates, the log-log curve is a line of
+    that term's exponent; the small sizes, where a fixed overhead flattens it,
+    are left out.
+
+    Returns
+    -------
+    slope, low, high : float
+        NaN for fewer than three records.
+    """
+    sizes, values = np.asarray(sizes), np.asarray(values, dtype=np.float64)
+    keep = np.isin(sizes, np.unique(sizes)[-tail:])
+    if keep.sum() < 3:
+        return float("nan"), float("nan"), float("nan")
+    x, y = np.log(sizes[keep]), np.log(values[keep])
+    centred = x - x.mean()
+    slope = float(centred @ (y - y.mean()) / (centred @ centred))
+    residuals = y - y.mean() - slope * centred
+    stderr = np.sqrt(residuals @ residuals / (keep.sum() - 2) / (centred @ centred))
+    half = float(stats.t.ppf(0.5 + confidence / 2.0, keep.sum() - 2) * stderr)
+    return slope, slope - half, slope + half

@@ -21,6 +21,7 @@ live in the study's design file (``workflow/config/theory.yaml``).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,11 +31,12 @@ from ..exact import exact_solution
 from ..kernels import fourier_features, frequency_block, sampling_rng
 from ..objective import ordinal_risk_hessian, split_members
 from ..stochastic import draw_rows, gradient_weights
+from .huber import huber_derivative, pairwise_weights, squared_derivative
 
 __all__ = [
     "RECORD_COLUMNS", "ConvergenceProblem", "make_problem", "checkpoints", "step_sizes",
     "largest_curvature", "predicted_amplification", "derivative_bound", "run_trajectory",
-    "mean_error_slope", "run_cells",
+    "bootstrap_slopes", "mean_error_slope", "run_cells",
 ]
 
 #: Columns of the tidy records of :func:`run_cells`, after the cell's own keys.
@@ -80,9 +82,16 @@ def make_problem(*, n_labeled, n_unlabeled, n_classes, n_features, gamma, lam, t
                               coef=sol.coef, kernel=sol.kernel)
 
 
-def checkpoints(n_iter, n_points):
-    """About ``n_points`` log-spaced iteration counts from 1 to ``n_iter`` (distinct integers)."""
-    return np.unique(np.geomspace(1, n_iter, n_points).round().astype(int))
+def checkpoints(n_iter, n_points, *, window_from=None, window_points=0):
+    """About ``n_points`` log-spaced iteration counts from 1 to ``n_iter`` (distinct integers).
+
+    With ``window_from``, ``window_points`` more, linearly spaced over
+    ``[window_from * n_iter, n_iter]``, so that a fit on that window has enough points.
+    """
+    marks = np.geomspace(1, n_iter, n_points)
+    if window_from is not None and window_points:
+        marks = np.r_[marks, np.linspace(window_from * n_iter, n_iter, window_points)]
+    return np.unique(marks.round().astype(int))
 
 
 def step_sizes(theta, n_iter, step_offset=0.0):
@@ -164,16 +173,16 @@ class _KernelIterate:
         return float(diff @ self.kernel @ diff)
 
 
-def _sampled_derivative(draws, F, tradeoff):
+def _sampled_derivative(draws, F, tradeoff, derivative):
     largest = 0.0
     for (p, n, u), weight in zip(draws, tradeoff):
         pairs = [(p, n)] + ([(p, u), (u, n)] if weight < 1.0 and u.size else [])
         for a, b in pairs:
-            largest = max(largest, float(np.abs(2.0 * (1.0 - F[a][:, None] + F[b][None, :])).max()))
+            largest = max(largest, float(np.abs(derivative(1.0 - F[a][:, None] + F[b][None, :])).max()))
     return largest
 
 
-def run_trajectory(problem, theta, marks, *, batch_size, n_components, seed, step_offset=0.0):
+def run_trajectory(problem, theta, marks, *, batch_size, n_components, seed, step_offset=0.0, huber_delta=None):
     """Run ``f_t`` and ``h_t`` side by side and record their errors.
 
     Parameters
@@ -186,6 +195,10 @@ def run_trajectory(problem, theta, marks, *, batch_size, n_components, seed, ste
         the iterates after ``t`` steps (``f_{t+1}`` in the paper's indexing).
     batch_size, n_components, seed : int
     step_offset : float
+    huber_delta : float, optional
+        Minimise the Huberised squared loss with this ``delta``
+        (:mod:`qs3orao.theory.huber`; ``problem`` must hold its ``f*``) instead of
+        the paper's squared loss.
 
     Returns
     -------
@@ -207,11 +220,16 @@ def run_trajectory(problem, theta, marks, *, batch_size, n_components, seed, ste
     peak = derivative = 0.0
     next_mark = 0
     etas = step_sizes(theta, int(marks[-1]), step_offset)
+    loss_derivative = (squared_derivative if huber_delta is None
+                       else functools.partial(huber_derivative, delta=huber_delta))
     with np.errstate(over="ignore", invalid="ignore"):
         for i in range(1, int(marks[-1]) + 1):
             draws = draw_rows(rng, splits, unlabeled, problem.tradeoff, batch_size)
-            rows, w_f = gradient_weights(draws, F.__getitem__, problem.tradeoff)
-            derivative = max(derivative, _sampled_derivative(draws, F, problem.tradeoff))
+            if huber_delta is None:
+                rows, w_f = gradient_weights(draws, F.__getitem__, problem.tradeoff)
+            else:
+                rows, w_f = pairwise_weights(draws, F, problem.tradeoff, loss_derivative)
+            derivative = max(derivative, _sampled_derivative(draws, F, problem.tradeoff, loss_derivative))
             omega = frequency_block(seed, i, n_components, X.shape[1], problem.gamma)
             eta = etas[i - 1]
             shrink = 1.0 - eta * lam
@@ -236,13 +254,11 @@ def run_trajectory(problem, theta, marks, *, batch_size, n_components, seed, ste
     return out
 
 
-def mean_error_slope(marks, per_seed, *, fit_from, n_boot, confidence, seed):
-    """Log-log slope of the MEAN error over seeds against ``t``, with a bootstrap interval.
+def bootstrap_slopes(marks, per_seed, *, fit_from, n_boot, seed):
+    """Log-log slope of the MEAN error over seeds against ``t``, and the same slope over seeds resampled.
 
     The theorem bounds the expected error, so the curve fitted is the mean over
     seeds (not the mean of per-seed slopes, which estimates ``E log error``).
-    The interval is the percentile interval of the same slope over seeds
-    resampled with replacement.
 
     Parameters
     ----------
@@ -251,43 +267,59 @@ def mean_error_slope(marks, per_seed, *, fit_from, n_boot, confidence, seed):
     fit_from : float
         Fit on ``t >= fit_from * marks[-1]``.
     n_boot : int
-    confidence : float
     seed : int
         Seed of the resampling.
 
     Returns
     -------
-    slope, low, high : float
+    slope : float
         NaN when the mean is not finite and positive on the fitted range.
+    boot : ndarray of shape (n_boot,)
+        The slope of each resample (empty when ``slope`` is NaN).
+    n_fitted : int
+        Checkpoints in the fitted range.
     """
     marks = np.asarray(marks, dtype=np.float64)
     keep = marks >= fit_from * marks[-1]
     data = np.asarray(per_seed, dtype=np.float64)[:, keep]
     if not (np.isfinite(data).all() and (data > 0).all()) or keep.sum() < 2:
-        return float("nan"), float("nan"), float("nan")
+        return float("nan"), np.empty(0), int(keep.sum())
     logt = np.log(marks[keep])
     centred = logt - logt.mean()
 
     def slopes(curves):
         return np.log(curves) @ centred / (centred @ centred)
 
-    slope = float(slopes(data.mean(axis=0)))
     picks = np.random.default_rng(seed).integers(data.shape[0], size=(n_boot, data.shape[0]))
-    boot = slopes(data[picks].mean(axis=1))
+    return float(slopes(data.mean(axis=0))), slopes(data[picks].mean(axis=1)), int(keep.sum())
+
+
+def mean_error_slope(marks, per_seed, *, fit_from, n_boot, confidence, seed):
+    """:func:`bootstrap_slopes`' slope with its percentile interval over the resamples.
+
+    Returns
+    -------
+    slope, low, high : float
+        NaN when the mean is not finite and positive on the fitted range.
+    """
+    slope, boot, _ = bootstrap_slopes(marks, per_seed, fit_from=fit_from, n_boot=n_boot, seed=seed)
+    if not boot.size:
+        return float("nan"), float("nan"), float("nan")
     tail = (1.0 - confidence) / 2.0
     return slope, float(np.quantile(boot, tail)), float(np.quantile(boot, 1.0 - tail))
 
 
 def _run_one(job):
-    problem, cell, seed, marks = job
+    problem, cell, seed, marks, columns = job
     theta = cell["theta_lam"] / cell["lam"]
     out = run_trajectory(problem, theta, marks, batch_size=cell["batch_size"], n_components=cell["n_components"],
-                         seed=seed, step_offset=cell["step_offset"])
-    return [{**cell, "seed": seed, "t": int(t), **{name: float(out[name][k]) for name in RECORD_COLUMNS[2:]}}
+                         seed=seed, step_offset=cell["step_offset"], huber_delta=cell.get("huber_delta"))
+    return [{**cell, "seed": seed, "t": int(t), **{name: float(out[name][k]) for name in columns}}
             for k, t in enumerate(marks)]
 
 
-def run_cells(cells, problems, *, seeds, n_iter, n_checkpoints, n_jobs=1, progress=None):
+def run_cells(cells, problems, *, seeds, n_iter, n_checkpoints, window=None, columns=RECORD_COLUMNS[2:], n_jobs=1,
+              progress=None):
     """Every ``(cell, seed)`` run of the convergence study, as tidy records.
 
     Parameters
@@ -300,6 +332,10 @@ def run_cells(cells, problems, *, seeds, n_iter, n_checkpoints, n_jobs=1, progre
     seeds : int
         Runs per cell, with seeds ``0..seeds-1``.
     n_iter, n_checkpoints : int
+    window : (float, int), optional
+        ``(window_from, window_points)`` of :func:`checkpoints`.
+    columns : sequence of str
+        The recorded quantities kept (a subset of :data:`RECORD_COLUMNS`).
     n_jobs : int
         Worker processes.
     progress : callable, optional
@@ -314,8 +350,9 @@ def run_cells(cells, problems, *, seeds, n_iter, n_checkpoints, n_jobs=1, progre
 
     import pandas as pd
 
-    marks = checkpoints(n_iter, n_checkpoints)
-    jobs = [(problems[(c["instance"], c["lam"])], c, s, marks) for c in cells for s in range(seeds)]
+    window_from, window_points = window if window else (None, 0)
+    marks = checkpoints(n_iter, n_checkpoints, window_from=window_from, window_points=window_points)
+    jobs = [(problems[(c["instance"], c["lam"])], c, s, marks, tuple(columns)) for c in cells for s in range(seeds)]
     results = []
     if n_jobs > 1:
         with ProcessPoolExecutor(n_jobs) as pool:

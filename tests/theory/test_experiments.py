@@ -143,3 +143,49 @@ def test_a_protocols_claims_read_its_signal_screen_beside_the_table(tmp_path):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump({"claims": CRITERIA}))  # no screen declared
     assert "on 2/2 datasets" in _claims_of(str(tmp_path / "results.csv"), [str(tmp_path / "config.yaml")])[
         "highest_auc"]["evidence"]
+
+
+def test_tail_exponent_fits_the_largest_sizes_only():
+    from scipy import stats
+
+    from qs3orao.theory.complexity import local_exponents, tail_exponent
+
+    n = np.repeat([100, 200, 400, 800, 1600, 3200], 3)
+    noise = np.tile([1.0, 1.05, 0.97], 6)
+    cost = (0.5 + 1e-9 * n ** 3.0) * noise  # a fixed overhead flattens the small sizes
+    slope, low, high = tail_exponent(n, cost, tail=3, confidence=0.95)
+    keep = n >= 800
+    reference = stats.linregress(np.log(n[keep]), np.log(cost[keep]))
+    assert slope == pytest.approx(reference.slope)
+    half = stats.t.ppf(0.975, keep.sum() - 2) * reference.stderr
+    assert (low, high) == pytest.approx((reference.slope - half, reference.slope + half))
+    steps = local_exponents(n, cost)
+    assert steps.shape == (5,) and steps[0] < 0.1 and steps[-1] > 2.5
+    assert np.isnan(tail_exponent(n[:2], cost[:2], tail=3, confidence=0.95)[0])
+
+
+def test_operation_counts_follow_the_algorithms():
+    """The literal Algorithms 1-2 evaluate ~t^2 features; the exact solve factorises one n x n matrix (2/3 n^3)."""
+    from qs3orao.theory.complexity import tail_exponent
+
+    settings = {"literal_n": 30, "engine_n": 30, "engine_t": 5, "m": 2, "n_features": 3, "n_classes": 3,
+                "tradeoff": 0.5, "gamma": 1.0, "lam": 1.0, "theta": 1.5, "seed": 0}
+    literal = run_sweep("literal_operations_vs_t", [40, 80, 160, 320], settings, repeats=3)
+    assert [r["repeat"] for r in literal] == [0, 0, 0, 0]
+    slope = tail_exponent([r["size"] for r in literal], [r["value"] for r in literal], tail=3, confidence=0.95)[0]
+    assert slope == pytest.approx(2.0, abs=0.05)
+    exact = run_sweep("exact_operations_vs_n", [20, 40], settings, repeats=1)
+    assert [r["value"] for r in exact] == pytest.approx([2 / 3 * 20 ** 3, 2 / 3 * 40 ** 3])
+
+
+def test_baseline_sweeps_time_and_count_the_exact_baselines():
+    from qs3orao.theory.complexity import SWEEPS
+    from qs3study.claims.studies import BASELINE_SWEEPS
+
+    settings = {"literal_n": 30, "engine_n": 30, "engine_t": 5, "m": 2, "n_features": 3, "n_classes": 3,
+                "tradeoff": 0.5, "gamma": 1.0, "lam": 1.0, "theta": 1.5, "seed": 0}
+    sweeps = {**SWEEPS, **BASELINE_SWEEPS}
+    for name in ("samult_time_vs_n", "pnu_auc_time_vs_n"):
+        assert run_sweep(name, [40], settings, repeats=1, sweeps=sweeps)[0]["value"] > 0
+    counted = run_sweep("samult_operations_vs_n", [40], settings, repeats=1, sweeps=sweeps)[0]["value"]
+    assert counted == pytest.approx(2 * 2 / 3 * 40 ** 3)  # one n x n factorisation per ordinal split (k - 1 = 2)

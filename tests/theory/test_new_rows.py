@@ -1,6 +1,7 @@
 """Each ledger row added by issue 12 finds its counterexample or its confirmation."""
 
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -69,16 +70,39 @@ def test_table1_space_grows_with_t():
 def test_table2_against_the_registry_and_a_mismatch():
     rows = compare_table2(DATASETS)
     assert len(rows) == 8 and all(r["rows_match"] for r in rows)
-    assert ledger.row_table2(rows).verdict == v.CONDITIONAL
-    broken = [{**rows[0], "rows_match": False}, *rows[1:]]
-    assert ledger.row_table2(broken).verdict == v.FAILS
+
+
+def test_table2_without_the_mirror_is_inconclusive(tmp_path):
+    for mirror in (None, tmp_path / "absent", tmp_path):
+        result = checks.check_table2(mirror)
+        assert all(r["source"] == "documented" for r in result["rows"])
+        row = ledger.row_table2(result, "m")
+        assert row.verdict == v.INCONCLUSIVE and "0/8 datasets checked against their files" in row.evidence
+
+
+MIRROR = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+@pytest.mark.skipif(not MIRROR.is_dir(), reason=f"offline mirror {MIRROR} absent")
+def test_table2_against_the_mirror_reads_sgemm_and_a_mismatch_fails():
+    result = checks.check_table2(MIRROR)
+    read = {r["dataset"]: r for r in result["rows"] if r["source"] == "data"}
+    assert read["Sgemm"]["data_rows"] == 241_600 and read["Sgemm"]["data_features"] == 14
+    assert ledger.row_table2(result, "m").verdict == v.CONDITIONAL
+    broken = {**result, "rows": [{**r, "rows_match": False} if r["dataset"] == "Sgemm" else r
+                                 for r in result["rows"]]}
+    assert ledger.row_table2(broken, "m").verdict == v.FAILS
+    documented_only = {**result, "rows": [{**r, "rows_match": False} if r["source"] == "documented" else r
+                                          for r in result["rows"]]}
+    assert ledger.row_table2(documented_only, "m").verdict == v.CONDITIONAL
 
 
 def test_lemma3_proof_is_unproven_where_lemma2_fails():
     c4 = checks.check_claim4(max_integer=6, max_exact_t=8, denominators=[2, 3], float_t=[100])
     assert c4["violating_products"] == [4, 5, 6]
-    assert ledger.row_4p(c4).verdict == v.FAILS
-    assert ledger.row_4p({**c4, "violating_products": []}).verdict == v.HOLDS
+    a3 = {"squared": -2.0, "logistic": None}
+    assert ledger.row_4p(c4, a3).verdict == v.FAILS
+    assert ledger.row_4p({**c4, "violating_products": []}, a3).verdict == v.HOLDS
 
 
 def test_novelty_is_not_checkable():

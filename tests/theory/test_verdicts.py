@@ -92,3 +92,27 @@ def test_dependent_proof_and_facts_verdicts():
     assert v.facts_verdict([True, False], choices=True) == v.FAILS
     assert v.not_checkable() == v.NOT_CHECKABLE
     assert v.not_evaluated() == v.NOT_EVALUATED
+
+
+def test_premise_verdict_separates_a_counterexample_from_a_failed_premise():
+    kwargs = dict(fail_class="exceeded", pass_class="respected")
+    assert v.premise_verdict(["exceeded", "respected"], [True, True], **kwargs) == v.FAILS
+    assert v.premise_verdict(["exceeded", "respected"], [False, True], **kwargs) == v.PREMISE_FAILS
+    assert v.premise_verdict(["exceeded", "exceeded"], [False, True], **kwargs) == v.FAILS
+    assert v.premise_verdict(["respected", "respected"], [False, False], **kwargs) == v.HOLDS
+    assert v.premise_verdict(["respected", "inconclusive"], [True, True], **kwargs) == v.INCONCLUSIVE
+    assert v.premise_verdict([], [], **kwargs) == v.NOT_EVALUATED
+    with pytest.raises(ValueError, match="premise_holds"):
+        v.premise_verdict(["exceeded"], [True, False], **kwargs)
+
+
+@pytest.mark.parametrize("low, high, local, expected", [
+    (2.8, 3.1, [2.5, 2.9, 3.0], "consistent"),        # settled at the claimed exponent
+    (1.5, 2.0, [1.9, 1.95], "consistent"),            # grows slower than the bound allows
+    (3.6, 3.9, [3.7, 3.8], "inconsistent"),           # faster than the bound
+    (2.9, 3.6, [3.1, 3.2], "inconclusive"),
+    (2.0, 2.5, [1.47, 2.52], "not dominant"),         # still curving upward: the leading term not shown
+    (2.0, 2.5, [2.5], "not dominant"),
+])
+def test_upper_bound_class(low, high, local, expected):
+    assert v.upper_bound_class(low, high, local, claimed=3.0, tolerance=0.3, dominance=0.3) == expected

@@ -5,6 +5,8 @@ import os
 
 import yaml
 
+from qs3study.claims.assemble import empirical_inputs
+
 # A relative design path is read from the repository (the working directory may be elsewhere).
 _THEORY_DESIGN = config.get("theory", {}).get("design", "workflow/config/theory.yaml")
 THEORY_DESIGN = os.path.relpath(os.path.join(workflow.basedir, _THEORY_DESIGN))
@@ -14,25 +16,17 @@ THEORY_OUT = config.get("theory", {}).get("out", "figures/theory")
 THEORY_INSTANCES = list(_THEORY["convergence"]["instances"])
 THEORY_FIGURES = [f"convergence_{name}" for name in THEORY_INSTANCES] + [
     "slopes", "bounds", "transient", "lemma2_ratio", "thresholds", "complexity"]
-# The empirical claims read the benchmark table the design names (a declared input; null: not evaluated).
-THEORY_RESULTS_TABLE = _THEORY["empirical"].get("results_table")
-# ... and the criteria of the configuration that made it (its claims: section), when named: a
-# configuration file is read from the repository, the table from the working directory (the run's).
-_RESULTS_CONFIGURATION = _THEORY["empirical"].get("configuration")
-THEORY_RESULTS_CONFIGURATION = (os.path.relpath(os.path.join(workflow.basedir, _RESULTS_CONFIGURATION))
-                                if _RESULTS_CONFIGURATION else None)
-# Or one table per protocol (empirical.protocols: name -> results_table, configuration: a file or a list), giving rows
-# 8a-<name> .. 8f-<name> (issue 19); each table's screened_datasets.csv beside it feeds the signal screen.
-_PROTOCOLS = _THEORY["empirical"].get("protocols") or {}
-if _PROTOCOLS:
-    THEORY_RESULTS_TABLE = None
-    THEORY_RESULTS_CONFIGURATION = None
-THEORY_PROTOCOL_TABLES = [entry["results_table"] for entry in _PROTOCOLS.values()]
-# A protocol's configuration may be a list (an overlay after its base, merged in order, as on the command line).
-THEORY_PROTOCOL_CONFIGURATIONS = [
-    os.path.relpath(os.path.join(workflow.basedir, path)) for entry in _PROTOCOLS.values()
-    for path in ([entry["configuration"]] if isinstance(entry["configuration"], str) else entry["configuration"])]
-THEORY_DATA = [f"{THEORY_OUT}/{name}.csv" for name in ("convergence", "problems", "summary", "complexity")]
+# The empirical rows read the benchmark tables the design names (declared inputs; none: not evaluated):
+# one table, or one per protocol (rows 8a-<name> .. 8f-<name>, issue 19; each table's
+# screened_datasets.csv beside it feeds the signal screen), with the criteria of the configuration
+# files that made them (their claims: sections). Tables are read from the working directory (the
+# run's), configuration files from the repository.
+THEORY_RESULTS_TABLES, _RESULTS_CONFIGURATIONS = empirical_inputs(_THEORY)
+THEORY_RESULTS_CONFIGURATIONS = [os.path.relpath(os.path.join(workflow.basedir, path))
+                                 for path in _RESULTS_CONFIGURATIONS]
+THEORY_DATA = [f"{THEORY_OUT}/{name}.csv"
+               for name in ("convergence", "problems", "summary", "rate", "rate_summary", "huber", "huber_problems",
+                            "huber_summary", "complexity")]
 
 
 rule theory:
@@ -41,11 +35,16 @@ rule theory:
 
 
 # The studies depend on their own section of the design, not on the whole file: naming the
-# reproduction's table in the empirical section reruns the ledger, not hours of studies.
+# reproduction's table in the empirical section reruns the ledger, not hours of studies. A
+# section's verdict criteria are read by the ledger only, so they are left out of its study's params.
+def _study_section(name):
+    return {key: value for key, value in _THEORY[name].items() if key != "criteria"}
+
+
 rule theory_convergence:
     params:
         design=THEORY_DESIGN,
-        section=_THEORY["convergence"],
+        section=_study_section("convergence"),
     output:
         records=f"{THEORY_OUT}/convergence.csv",
         problems=f"{THEORY_OUT}/problems.csv",
@@ -58,10 +57,46 @@ rule theory_convergence:
         "../scripts/theory_convergence.py"
 
 
+# The rate study (issue 22) runs the convergence section's primary grid with its own seeds and checkpoints.
+rule theory_rate:
+    params:
+        design=THEORY_DESIGN,
+        grid=_study_section("convergence"),
+        section=_study_section("rate"),
+    output:
+        records=f"{THEORY_OUT}/rate.csv",
+    threads: 2
+    log:
+        "results/theory/logs/rate.log",
+    benchmark:
+        "results/theory/benchmarks/rate.tsv"
+    script:
+        "../scripts/theory_rate.py"
+
+
+# Theorem 1 in its own setting (issue 22): the Huberised loss, on the convergence section's instances.
+rule theory_huber:
+    params:
+        design=THEORY_DESIGN,
+        grid=_study_section("convergence"),
+        section=_study_section("huber"),
+        study="huber",
+    output:
+        records=f"{THEORY_OUT}/huber.csv",
+        problems=f"{THEORY_OUT}/huber_problems.csv",
+    threads: 2
+    log:
+        "results/theory/logs/huber.log",
+    benchmark:
+        "results/theory/benchmarks/huber.tsv"
+    script:
+        "../scripts/theory_convergence.py"
+
+
 rule theory_complexity:
     params:
         design=THEORY_DESIGN,
-        section=_THEORY["complexity"],
+        section=_study_section("complexity"),
     output:
         records=f"{THEORY_OUT}/complexity.csv",
     # Timings need the machine to themselves: every core the run was given (--cores), so that no other
@@ -81,14 +116,18 @@ rule theory_ledger:
         design=THEORY_DESIGN,
         convergence=f"{THEORY_OUT}/convergence.csv",
         problems=f"{THEORY_OUT}/problems.csv",
+        rate=f"{THEORY_OUT}/rate.csv",
+        huber=f"{THEORY_OUT}/huber.csv",
+        huber_problems=f"{THEORY_OUT}/huber_problems.csv",
         complexity=f"{THEORY_OUT}/complexity.csv",
-        results_table=[THEORY_RESULTS_TABLE] if THEORY_RESULTS_TABLE else THEORY_PROTOCOL_TABLES,
-        results_configuration=([THEORY_RESULTS_CONFIGURATION] if THEORY_RESULTS_CONFIGURATION
-                               else THEORY_PROTOCOL_CONFIGURATIONS),
+        results_table=THEORY_RESULTS_TABLES,
+        results_configuration=THEORY_RESULTS_CONFIGURATIONS,
     output:
         md=f"{THEORY_OUT}/claims_ledger.md",
         csv=f"{THEORY_OUT}/claims_ledger.csv",
         summary=f"{THEORY_OUT}/summary.csv",
+        rate_summary=f"{THEORY_OUT}/rate_summary.csv",
+        huber_summary=f"{THEORY_OUT}/huber_summary.csv",
     log:
         "results/theory/logs/ledger.log",
     benchmark:

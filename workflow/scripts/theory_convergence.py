@@ -1,20 +1,24 @@
-"""Snakemake adapter: the convergence study of the design -> tidy records and the problems' constants."""
+"""Snakemake adapter: a convergence study of the design (params.study: convergence or huber) -> tidy records and
+the problems' constants."""
 
 import contextlib
 import os
 import sys
 
 from qs3study.claims.design import load_design
-from qs3study.claims.studies import run_convergence
+from qs3study.claims.studies import run_convergence, run_huber
 
 
 def main(smk):
     design = load_design(smk.params.design)
 
-    def progress(done, total):
-        print(f"convergence: {done}/{total} runs", file=sys.stderr, flush=True)
+    study = smk.params.get("study", "convergence")
 
-    records, problems = run_convergence(design, n_jobs=smk.threads, progress=progress)
+    def progress(done, total):
+        print(f"{study}: {done}/{total} runs", file=sys.stderr, flush=True)
+
+    run = {"convergence": run_convergence, "huber": run_huber}[study]
+    records, problems = run(design, n_jobs=smk.threads, progress=progress)
     for frame, path in ((records, smk.output.records), (problems, smk.output.problems)):
         frame.to_csv(path + ".tmp", index=False, float_format="%.6g")
         os.replace(path + ".tmp", path)

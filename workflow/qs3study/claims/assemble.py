@@ -9,16 +9,21 @@ import pandas as pd
 import yaml
 
 from qs3orao.theory import checks
-from qs3orao.theory.complexity import fit_exponent
+from qs3orao.theory.complexity import fit_exponent, local_exponents, tail_exponent
 
 from ..tables import read_results
 from . import plots
 from .empirical import ProtocolClaims, empirical_claims
+from .rate import rate_classes
 from .design import design_sha256, load_design
 from .ledger import build_claims, history_markdown, write_ledger
 from .summary import summarise
 
-__all__ = ["run_checks", "exponents_of", "local_exponents_of", "study_settings", "assemble_ledger", "draw_figures"]
+#: The repository root: the design's relative paths of data outside the studies are read from here.
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+__all__ = ["run_checks", "exponents_of", "local_exponents_of", "tail_exponents_of", "study_settings", "assemble_ledger",
+           "figure_names", "draw_figures"]
 
 HEADER = """# Claims ledger: QS3ORAO (Shi, Gu, Li and Huang, AAAI 2020)
 
@@ -53,7 +58,7 @@ def run_checks(design, m1_fixed):
         "appendix_thresholds": checks.check_appendix_thresholds(**c["appendix_thresholds"]),
         "assumption3": checks.check_assumption3(bound=m1_fixed, **c["assumption3"]),
         "table1_space": checks.check_table1_space(**c["coefficient_storage"]),
-        "table2": checks.check_table2(),
+        "table2": checks.check_table2(os.path.join(REPOSITORY, c["table2"]["mirror"])),
     }
 
 
@@ -64,13 +69,15 @@ def exponents_of(records, confidence):
 
 
 def local_exponents_of(records):
-    """Sweep name to the exponent between the medians at its two largest sizes."""
-    out = {}
-    for name, g in records.groupby("sweep", sort=False):
-        medians = g.groupby("size")["value"].median()
-        (n1, v1), (n2, v2) = list(medians.items())[-2:]
-        out[name] = float(np.log(v2 / v1) / np.log(n2 / n1))
-    return out
+    """Sweep name to the exponents between the medians at its consecutive sizes."""
+    return {name: [float(x) for x in local_exponents(g["size"].to_numpy(), g["value"].to_numpy())]
+            for name, g in records.groupby("sweep", sort=False)}
+
+
+def tail_exponents_of(records, *, tail, confidence):
+    """Sweep name to ``(slope, low, high)`` fitted on every record at its ``tail`` largest sizes."""
+    return {name: tail_exponent(g["size"].to_numpy(), g["value"].to_numpy(), tail=tail, confidence=confidence)
+            for name, g in records.groupby("sweep", sort=False)}
 
 
 def study_settings(design):
@@ -103,47 +110,111 @@ def _claims_of(table, configurations):
     return empirical_claims(read_results(table), criteria, screened)
 
 
-def assemble_ledger(inputs, outputs):
-    """Write the ledger (Markdown, CSV) and the per-cell summary from the rule's inputs."""
-    design = load_design(inputs.design)
-    records = pd.read_csv(inputs.convergence)
-    problems = pd.read_csv(inputs.problems)
-    summary = summarise(records, problems, design["convergence"]["criteria"])
-    summary.to_csv(outputs.summary + ".tmp", index=False, float_format="%.6g")
-    os.replace(outputs.summary + ".tmp", outputs.summary)
-    table = list(inputs.results_table)
-    configuration = list(inputs.get("results_configuration", []))
+def empirical_inputs(design):
+    """The results tables and their configuration files the design's empirical rows read.
+
+    Either one table (``empirical.results_table`` with its ``configuration``) or one per
+    protocol (``empirical.protocols``: name -> ``results_table``, ``configuration`` a file or a
+    list, an overlay after its base), in the design's order. Paths as the design gives them.
+    """
+    empirical = design["empirical"]
+    protocols = empirical.get("protocols") or {}
+    if protocols:
+        tables = [entry["results_table"] for entry in protocols.values()]
+        configurations = [path for entry in protocols.values()
+                          for path in ([entry["configuration"]] if isinstance(entry["configuration"], str)
+                                       else entry["configuration"])]
+        return tables, configurations
+    table, configuration = empirical.get("results_table"), empirical.get("configuration")
+    return ([table] if table else []), ([configuration] if configuration else [])
+
+
+def _empirical(design, results_tables, results_configurations):
+    """The empirical claims (one table, or :class:`ProtocolClaims` per protocol) and why they are missing."""
     protocols = design["empirical"].get("protocols") or {}
     if protocols:  # one table per protocol, in the design's order (rows 8a-<protocol> ...)
-        empirical, files = ProtocolClaims(), iter(configuration)
-        for (name, entry), path in zip(protocols.items(), table):
+        empirical, files = ProtocolClaims(), iter(results_configurations)
+        for (name, entry), path in zip(protocols.items(), results_tables):
             count = 1 if isinstance(entry["configuration"], str) else len(entry["configuration"])
             empirical[name] = _claims_of(path, [next(files) for _ in range(count)])
-        reason = ""
-    elif table:
-        empirical, reason = _claims_of(table[0], configuration[:1]), ""
-    else:
-        empirical, reason = None, "the design names no results table (empirical.results_table: null)"
-    m1 = float(problems["M1"].max())
-    complexity = pd.read_csv(inputs.complexity)
+        return empirical, ""
+    if results_tables:
+        return _claims_of(results_tables[0], list(results_configurations)[:1]), ""
+    return None, "the design names no results table (empirical.results_table: null)"
+
+
+def huber_settings(design):
+    """One-line description of the Huberised-loss study."""
+    spec = design["huber"]
+    return (f"Instances {', '.join(design['convergence']['instances'])} (as rows 5a-6); lambda in {spec['lambdas']}; "
+            f"theta*lambda in {spec['theta_lams']}; T = {spec['n_iter']}, batch "
+            f"{design['convergence']['primary']['batch_size']} with {design['convergence']['primary']['n_components']} "
+            "frequency per step, step theta/t")
+
+
+def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problems, complexity, results_tables,
+                    results_configurations, md, csv, summary, rate_summary, huber_summary):
+    """Write the ledger (Markdown, CSV) and the per-cell summary from the studies' tidy data.
+
+    Parameters
+    ----------
+    design, convergence, problems, rate, huber, huber_problems, complexity : str
+        Paths of the design file and the studies' tidy data; ``design`` is
+        written into the ledger's header as given.
+    results_tables, results_configurations : list of str
+        The benchmark tables of the empirical rows and the configuration files holding
+        their criteria (:func:`empirical_inputs`; empty: the rows are not evaluated).
+    md, csv, summary, rate_summary, huber_summary : str
+        Output paths.
+    """
+    spec = load_design(design)
+    problem_table = pd.read_csv(problems)
+    cells = summarise(pd.read_csv(convergence), problem_table, spec["convergence"]["criteria"])
+    cells.to_csv(summary + ".tmp", index=False, float_format="%.6g")
+    os.replace(summary + ".tmp", summary)
+    rates = rate_classes(pd.read_csv(rate), problem_table, spec["rate"]["criteria"])
+    rates.to_csv(rate_summary + ".tmp", index=False, float_format="%.6g")
+    os.replace(rate_summary + ".tmp", rate_summary)
+    huber_records, huber_table = pd.read_csv(huber), pd.read_csv(huber_problems)
+    huber_cells = summarise(huber_records, huber_table, spec["convergence"]["criteria"])
+    huber_cells.to_csv(huber_summary + ".tmp", index=False, float_format="%.6g")
+    os.replace(huber_summary + ".tmp", huber_summary)
+    huber_rates = rate_classes(huber_records, huber_table, spec["rate"]["criteria"])
+    empirical, reason = _empirical(spec, results_tables, results_configurations)
+    sweeps = pd.read_csv(complexity)
+    criteria = spec["complexity"]["criteria"]
     claims = build_claims(
-        checks=run_checks(design, m1), summary=summary, settings=study_settings(design), design=design,
-        exponents=exponents_of(complexity, design["complexity"]["criteria"]["confidence"]),
-        local_exponents=local_exponents_of(complexity),
+        checks=run_checks(spec, float(problem_table["M1"].max())), summary=cells, rates=rates,
+        huber_summary=huber_cells, huber_rates=huber_rates, huber_settings=huber_settings(spec),
+        settings=study_settings(spec),
+        design=spec, exponents=exponents_of(sweeps, criteria["confidence"]), local_exponents=local_exponents_of(sweeps),
+        tail_exponents=tail_exponents_of(sweeps, tail=criteria["tail"], confidence=criteria["confidence"]),
         empirical=empirical, empirical_reason=reason)
-    write_ledger(claims, outputs.md, outputs.csv,
-                 header=HEADER.format(design=inputs.design, sha=design_sha256(inputs.design)),
-                 footer=history_markdown(design["history"]))
+    write_ledger(claims, md, csv, header=HEADER.format(design=design, sha=design_sha256(design)),
+                 footer=history_markdown(spec["history"]))
 
 
-def draw_figures(inputs, outputs):
-    """Draw every figure of the ledger into the rule's outputs (``figures/theory/<name>.{png,pdf}``)."""
-    design = load_design(inputs.design)
+def figure_names(design):
+    """Stems of the ledger's figures (each written as ``.png`` and ``.pdf``)."""
+    return [f"convergence_{name}" for name in design["convergence"]["instances"]] + [
+        "slopes", "bounds", "transient", "lemma2_ratio", "thresholds", "complexity"]
+
+
+def draw_figures(*, design, convergence, summary, complexity, stems):
+    """Draw every figure of the ledger.
+
+    Parameters
+    ----------
+    design, convergence, summary, complexity : str
+        Paths of the design and the tidy data.
+    stems : dict
+        Figure name (:func:`figure_names`) to its output path without extension.
+    """
+    design = load_design(design)
     criteria = design["convergence"]["criteria"]
-    records = pd.read_csv(inputs.convergence)
-    summary = pd.read_csv(inputs.summary)
-    complexity = pd.read_csv(inputs.complexity)
-    stems = {os.path.splitext(os.path.basename(path))[0]: os.path.splitext(path)[0] for path in outputs}
+    records = pd.read_csv(convergence)
+    summary = pd.read_csv(summary)
+    complexity = pd.read_csv(complexity)
     for instance in design["convergence"]["instances"]:
         plots.save(plots.convergence_figure(records, instance, criteria), stems[f"convergence_{instance}"])
     plots.save(plots.slopes_figure(summary, criteria), stems["slopes"])

@@ -23,9 +23,16 @@ REQUIRED = (
     "convergence.criteria.transient_min", "convergence.criteria.transient_decades",
     "convergence.criteria.transient_share", "convergence.criteria.transient_rank",
     "convergence.criteria.offset_peak",
+    "rate.theta_lams", "rate.seeds", "rate.n_iter", "rate.n_checkpoints", "rate.window_from", "rate.window_points",
+    "rate.criteria.fit_from", "rate.criteria.min_fit_checkpoints", "rate.criteria.rate_target",
+    "rate.criteria.rate_tolerance", "rate.criteria.bootstrap", "rate.criteria.bootstrap_seed",
+    "rate.criteria.confidence", "rate.criteria.alpha", "rate.criteria.transient_peak",
+    "huber.delta", "huber.lambdas", "huber.theta_lams", "huber.seeds", "huber.n_iter", "huber.n_checkpoints",
+    "huber.window_from", "huber.window_points", "huber.gtol",
     "complexity.settings", "complexity.sizes", "complexity.repeats", "complexity.criteria.confidence",
-    "complexity.criteria.tolerance", "complexity.criteria.claimed",
-    "checks.algorithm1", "checks.appendix_thresholds", "checks.assumption3", "checks.coefficient_storage",
+    "complexity.criteria.tolerance", "complexity.criteria.claimed", "complexity.criteria.tail",
+    "complexity.criteria.dominance",
+    "checks.algorithm1", "checks.appendix_thresholds", "checks.assumption3", "checks.coefficient_storage", "checks.table2.mirror",
     "empirical", "history",
 )
 

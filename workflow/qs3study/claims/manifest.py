@@ -37,7 +37,7 @@ def _version(name):
         return None
 
 
-def theory_manifest(*, design_path, outputs, root, command):
+def theory_manifest(*, design_path, outputs, root, command, stage=None):
     """The manifest's content.
 
     Parameters
@@ -49,9 +49,12 @@ def theory_manifest(*, design_path, outputs, root, command):
         The repository root (read-only git queries).
     command : str
         The command that regenerates the outputs.
+    stage : str, optional
+        Which part of the theory run made them, recorded when given (the
+        reassembly from committed tidy data says so here).
     """
     status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)figures")
-    return {
+    content = {
         "command": command,
         "design": {"path": design_path, "sha256": file_sha256(os.path.join(root, design_path))},
         "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -60,6 +63,9 @@ def theory_manifest(*, design_path, outputs, root, command):
         "versions": {name: _version(name) for name in _PACKAGES},
         "outputs": {path: file_sha256(os.path.join(root, path)) for path in sorted(outputs)},
     }
+    if stage is not None:
+        content["stage"] = stage
+    return content
 
 
 def write_manifest(path, content):

@@ -80,30 +80,55 @@ def convergence_figure(records, instance, criteria):
     return fig
 
 
-def slopes_figure(summary, criteria):
-    """Slope of the mean error (bootstrap CI) against lambda, per theta*lambda and instance."""
+def slopes_figure(summary, criteria, *, floor=3.0):
+    """Slope of the mean error (bootstrap CI) against lambda, per theta*lambda and instance.
+
+    The axis shows ``floor`` below the target slope; steeper slopes (cells still
+    leaving a transient) are drawn as triangles on the lower edge, so the cells
+    near the target stay readable.
+    """
     plt = _pyplot()
     rows = _primary(summary)
     instances = sorted(rows["instance"].unique())
     fig, axes = plt.subplots(1, len(instances), figsize=(6.5 * len(instances), 4.2), squeeze=False, sharey=True)
     colours = plt.get_cmap("viridis")
     products = sorted(rows["theta_lam"].unique())
+    bottom = criteria["rate_target"] - floor
+    finite = rows["error_mean_slope"][np.isfinite(rows["error_mean_slope"])]
+    top = max(criteria["rate_target"] + criteria["rate_tolerance"], float(rows["error_mean_high"].max())
+              if np.isfinite(rows["error_mean_high"]).any() else 0.0) + 0.2
     for ax, instance in zip(axes.ravel(), instances):
         for k, c in enumerate(products):
             r = rows[(rows["instance"] == instance) & (rows["theta_lam"] == c)].sort_values("lam")
             shift = 1.0 + 0.04 * (k - len(products) / 2)
             slope = r["error_mean_slope"].to_numpy()
-            err = np.vstack([slope - r["error_mean_low"], r["error_mean_high"] - slope])
-            ax.errorbar(r["lam"] * shift, slope, yerr=err, fmt="o" if in_lemma2_domain(c) else "x", ms=4, capsize=2,
-                        color=colours(k / max(1, len(products) - 1)), label=f"theta*lam = {c:g}")
+            colour = colours(k / max(1, len(products) - 1))
+            shown = slope >= bottom
+            err = np.vstack([slope - r["error_mean_low"], r["error_mean_high"] - slope])[:, shown]
+            ax.errorbar(r["lam"].to_numpy()[shown] * shift, slope[shown], yerr=err,
+                        fmt="o" if in_lemma2_domain(c) else "x", ms=4, capsize=2, color=colour,
+                        label=f"theta*lam = {c:g}")
+            below = slope < bottom
+            ax.plot(r["lam"].to_numpy()[below] * shift, np.full(below.sum(), bottom), "v", color=colour, ms=6,
+                    clip_on=False)
+        missing = rows[(rows["instance"] == instance) & ~np.isfinite(rows["error_mean_slope"])]
+        steep = rows[(rows["instance"] == instance) & (rows["error_mean_slope"] < bottom)]
         ax.axhline(criteria["rate_target"], color="k", lw=0.8)
         ax.axhline(criteria["rate_target"] + criteria["rate_tolerance"], color="k", lw=0.8, ls="--",
                    label="criterion: CI upper end below")
+        ax.set_ylim(bottom, top)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("lambda")
         ax.set_ylabel("slope of log mean error vs log t")
-        ax.set_title(f"instance {instance} (missing points: run overflowed)", fontsize=9)
+        note = f"triangles: {len(steep)} slopes below {bottom:g}"
+        if len(steep):
+            note += f" (down to {steep['error_mean_slope'].min():.3g})"
+        if len(missing):
+            note += f"; {len(missing)} cells without a finite slope (not drawn)"
+        ax.set_title(f"instance {instance}\n{note}", fontsize=9)
     axes.ravel()[0].legend(fontsize=7)
+    if finite.empty:
+        axes.ravel()[0].text(0.5, 0.5, "no finite slope", transform=axes.ravel()[0].transAxes, ha="center")
     return fig
 
 
@@ -159,7 +184,9 @@ def transient_figure(summary, criteria):
     ax.set_yscale("log")
     ax.set_xlabel("predicted peak: max_t prod_j (1 - eta_j (lam + h))^2")
     ax.set_ylabel("measured peak: max_t mean error / error of f = 0")
-    ax.set_title("Transient of the step theta/t (batch 1; overflowed runs at the top)", fontsize=9)
+    left = int((~np.isfinite(rows["measured_peak"].to_numpy())).sum())
+    ax.set_title("Transient of the step theta/t (batch 1"
+                 + (f"; {left} runs left the floats, drawn at the top)" if left else ")"), fontsize=9)
     ax.legend(fontsize=7)
     return fig
 

@@ -11,14 +11,17 @@ import pandas as pd
 
 from qs3orao import schedule
 from qs3orao.theory.bounds import LIPSCHITZ, loss_constant
-from qs3orao.theory.complexity import run_sweep
+from qs3orao.theory.complexity import SWEEPS, make_data, run_sweep
 from qs3orao.theory.convergence import derivative_bound, largest_curvature, make_problem, run_cells
+from qs3orao.theory.huber import exact_minimiser
 
-__all__ = ["PAPER_SCHEDULE", "build_problems", "resolve_step_offset", "build_cells", "run_convergence",
-           "run_complexity"]
+__all__ = ["PAPER_SCHEDULE", "RATE_COLUMNS", "BASELINE_SWEEPS", "build_huber_problems", "run_huber", "build_problems", "resolve_step_offset", "build_cells",
+           "run_convergence", "rate_cells", "run_rate", "run_complexity"]
 
 #: Name of the paper's schedule ``theta / t`` in the design's ``schedules``.
 PAPER_SCHEDULE = "paper"
+#: What the rate study records per checkpoint.
+RATE_COLUMNS = ("error_mean", "peak_error")
 
 
 def build_problems(design):
@@ -100,12 +103,117 @@ def run_convergence(design, *, n_jobs, progress=None):
     return records, table
 
 
+def rate_cells(design):
+    """The rate study's cells: the convergence section's primary grid at the rate section's theta*lambda."""
+    conv = design["convergence"]
+    return [{"instance": instance, "lam": float(lam), "theta_lam": float(c),
+             "batch_size": int(conv["primary"]["batch_size"]), "n_components": int(conv["primary"]["n_components"]),
+             "schedule": PAPER_SCHEDULE, "step_offset": float(conv["schedules"][PAPER_SCHEDULE])}
+            for instance in conv["instances"] for lam in conv["lambdas"] for c in design["rate"]["theta_lams"]]
+
+
+def run_rate(design, *, n_jobs, progress=None):
+    """Run the rate study of the design (its own seeds and checkpoints).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Tidy records: the cell's keys, ``seed``, ``t`` and :data:`RATE_COLUMNS`.
+    """
+    rate = design["rate"]
+    problems, _ = build_problems(design)
+    return run_cells(rate_cells(design), problems, seeds=int(rate["seeds"]), n_iter=int(rate["n_iter"]),
+                     n_checkpoints=int(rate["n_checkpoints"]),
+                     window=(float(rate["window_from"]), int(rate["window_points"])), columns=RATE_COLUMNS,
+                     n_jobs=n_jobs, progress=progress)
+
+
+def build_huber_problems(design):
+    """Every ``(instance, lam)`` of the huber section with ``f*`` the exact minimiser for the Huberised loss.
+
+    Returns
+    -------
+    problems : dict
+        ``(instance, lam)`` to :class:`qs3orao.theory.convergence.ConvergenceProblem` (its ``coef``: that ``f*``).
+    table : pandas.DataFrame
+        As :func:`build_problems`, with ``M1 = 2 delta`` fixed by the loss (Assumption 3 holds by
+        construction), ``curvature`` the squared loss's (an upper bound: the Huberised loss's
+        curvature is at most it) and ``gradient_norm`` of the exact solve.
+    """
+    import dataclasses
+
+    spec = design["huber"]
+    delta = float(spec["delta"])
+    problems, rows = {}, []
+    for name, instance in design["convergence"]["instances"].items():
+        for lam in spec["lambdas"]:
+            squared = make_problem(**instance, lam=float(lam))
+            coef, norm = exact_minimiser(squared.kernel, squared.codes, squared.tradeoff, float(lam), delta,
+                                         gtol=float(spec["gtol"]))
+            problem = dataclasses.replace(squared, coef=coef)
+            problems[(name, float(lam))] = problem
+            fstar = problem.fstar_scores
+            rows.append({"instance": name, "lam": float(lam), "n": fstar.size, "fstar_norm": problem.fstar_norm,
+                         "curvature": largest_curvature(squared), "M1": 2.0 * delta,
+                         "M": loss_constant(problem.tradeoff, 2.0 * delta),
+                         "L": loss_constant(problem.tradeoff, LIPSCHITZ),
+                         "initial_error": float(np.mean(fstar ** 2)), "initial_error_max": float(np.max(fstar ** 2)),
+                         "gradient_norm": norm})
+    return problems, pd.DataFrame(rows)
+
+
+def run_huber(design, *, n_jobs, progress=None):
+    """Theorem 1 in its own setting: the huber section's cells (paper's schedule, batch 1), tidy records.
+
+    Returns
+    -------
+    records, problems : pandas.DataFrame
+    """
+    spec, conv = design["huber"], design["convergence"]
+    problems, table = build_huber_problems(design)
+    cells = [{"instance": instance, "lam": float(lam), "theta_lam": float(c),
+              "batch_size": int(conv["primary"]["batch_size"]), "n_components": int(conv["primary"]["n_components"]),
+              "schedule": PAPER_SCHEDULE, "step_offset": float(conv["schedules"][PAPER_SCHEDULE]),
+              "huber_delta": float(spec["delta"])}
+             for instance in conv["instances"] for lam in spec["lambdas"] for c in spec["theta_lams"]]
+    records = run_cells(cells, problems, seeds=int(spec["seeds"]), n_iter=int(spec["n_iter"]),
+                        n_checkpoints=int(spec["n_checkpoints"]),
+                        window=(float(spec["window_from"]), int(spec["window_points"])), n_jobs=n_jobs,
+                        progress=progress)
+    return records, table
+
+
+def _baseline(model, n, o):
+    """A zero-argument fit of one of the paper's exact baselines on :func:`make_data`'s rows."""
+    from baselines.pnu_auc import MPNUAUC
+    from baselines.samult import MSAMULT
+
+    X, y = make_data(n, o)
+    k = o["n_classes"]
+    if model == "samult":
+        estimator = MSAMULT(gamma=o["gamma"], lam=o["lam"], tradeoff=o["tradeoff"])
+    else:
+        # the known class priors (y cycles through the classes) and the PU/PN mix: no prior estimation is timed
+        estimator = MPNUAUC(gamma=o["gamma"], lam=o["lam"], pnu_mix=o["tradeoff"],
+                            priors=[(k - 1 - j) / k for j in range(k - 1)])
+    return lambda: estimator.fit(X, y)
+
+
+#: The paper's exact baselines (they live in ``baselines``, which :mod:`qs3orao` does not import).
+BASELINE_SWEEPS = {
+    "samult_time_vs_n": ("n", lambda s, o: _baseline("samult", s, o), "seconds"),
+    "pnu_auc_time_vs_n": ("n", lambda s, o: _baseline("pnu_auc", s, o), "seconds"),
+    "samult_operations_vs_n": ("n", lambda s, o: _baseline("samult", s, o), "operations"),
+}
+
+
 def run_complexity(design, progress=None):
     """Every complexity sweep of the design, as tidy records."""
     comp = design["complexity"]
     records = []
     for name, sizes in comp["sizes"].items():
-        records += run_sweep(name, sizes, comp["settings"], repeats=int(comp["repeats"]))
+        records += run_sweep(name, sizes, comp["settings"], repeats=int(comp["repeats"]),
+                             sweeps={**SWEEPS, **BASELINE_SWEEPS})
         if progress:
             progress(name)
     return pd.DataFrame(records)

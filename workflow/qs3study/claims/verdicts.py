@@ -13,20 +13,22 @@ import numpy as np
 from scipy import stats
 
 __all__ = [
-    "VERDICTS", "HOLDS", "CONDITIONAL", "FAILS", "INCONCLUSIVE", "NOT_CHECKABLE", "NOT_EVALUATED",
+    "VERDICTS", "HOLDS", "CONDITIONAL", "FAILS", "PREMISE_FAILS", "INCONCLUSIVE", "NOT_CHECKABLE", "NOT_EVALUATED",
     "counterexample_verdict", "identity_verdict", "difference_verdict", "witness_verdict",
-    "rate_class", "bound_class", "domain_verdict", "exponent_class", "complexity_verdict",
-    "transient_verdict", "offset_verdict", "dependent_proof_verdict", "facts_verdict", "not_checkable",
+    "rate_class", "bound_class", "domain_verdict", "premise_verdict", "exponent_class", "upper_bound_class", "complexity_verdict",
+    "transient_verdict", "offset_verdict", "dependent_proof_verdict", "facts_verdict", "data_facts_verdict", "not_checkable",
     "not_evaluated",
 ]
 
 HOLDS = "holds"
 CONDITIONAL = "holds under stated conditions"
 FAILS = "fails"
+#: The conclusion is violated, but only where a stated assumption is violated too.
+PREMISE_FAILS = "premise fails"
 INCONCLUSIVE = "inconclusive"
 NOT_CHECKABLE = "not checkable"
 NOT_EVALUATED = "not evaluated"
-VERDICTS = (HOLDS, CONDITIONAL, FAILS, INCONCLUSIVE, NOT_CHECKABLE, NOT_EVALUATED)
+VERDICTS = (HOLDS, CONDITIONAL, FAILS, PREMISE_FAILS, INCONCLUSIVE, NOT_CHECKABLE, NOT_EVALUATED)
 
 
 def counterexample_verdict(counterexamples, cases, *, conditions=False):
@@ -127,6 +129,37 @@ def domain_verdict(classes, *, fail_class, pass_class):
     return INCONCLUSIVE
 
 
+def premise_verdict(classes, premise_holds, *, fail_class, pass_class):
+    """A claim made under stated assumptions, over a domain of cells.
+
+    Parameters
+    ----------
+    classes : sequence of str
+        Per cell, the class of the claim's conclusion.
+    premise_holds : sequence of bool
+        Per cell, whether every stated assumption the check can test holds there.
+    fail_class, pass_class
+        As in :func:`domain_verdict`.
+
+    Returns
+    -------
+    str
+        "fails" when the conclusion is violated in a cell where the premise
+        holds; "premise fails" when it is violated, but only in cells where
+        the premise is violated too; otherwise as :func:`domain_verdict`.
+    """
+    classes, premise_holds = list(classes), [bool(p) for p in premise_holds]
+    if len(classes) != len(premise_holds):
+        raise ValueError(f"premise_holds must have one entry per cell ({len(classes)}), got {len(premise_holds)}")
+    fail_classes = (fail_class,) if isinstance(fail_class, str) else tuple(fail_class)
+    violated = [c in fail_classes for c in classes]
+    if any(v and p for v, p in zip(violated, premise_holds)):
+        return FAILS
+    if any(violated):
+        return PREMISE_FAILS
+    return domain_verdict(classes, fail_class=fail_class, pass_class=pass_class)
+
+
 def exponent_class(low, high, *, claimed, tolerance):
     """Two-sided: "consistent" when ``[low, high]`` lies in ``claimed +- tolerance``,
     "inconsistent" when it lies entirely outside, "inconclusive" otherwise."""
@@ -136,6 +169,38 @@ def exponent_class(low, high, *, claimed, tolerance):
         return "consistent"
     if high < claimed - tolerance or low > claimed + tolerance:
         return "inconsistent"
+    return "inconclusive"
+
+
+def upper_bound_class(low, high, local, *, claimed, tolerance, dominance):
+    """An O(size^claimed) upper bound read at the sizes where the leading term dominates.
+
+    Parameters
+    ----------
+    low, high : float
+        Confidence interval of the exponent fitted at the largest sizes.
+    local : sequence of float
+        Exponents between consecutive sizes; the leading term is taken to dominate
+        when the last two differ by at most ``dominance`` (the curve has straightened).
+    claimed, tolerance, dominance : float
+
+    Returns
+    -------
+    {"consistent", "inconsistent", "inconclusive", "not dominant"}
+        "inconsistent" when the cost grows faster than the bound allows (lower end
+        above ``claimed + tolerance``), "consistent" when the upper end is at most
+        ``claimed + tolerance``; "not dominant" when the local exponents have not
+        settled, so the sizes do not show the leading term.
+    """
+    local = [x for x in local if math.isfinite(x)]
+    if len(local) < 2 or abs(local[-1] - local[-2]) > dominance:
+        return "not dominant"
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "inconclusive"
+    if low > claimed + tolerance:
+        return "inconsistent"
+    if high <= claimed + tolerance:
+        return "consistent"
     return "inconclusive"
 
 
@@ -202,6 +267,32 @@ def facts_verdict(matches, *, choices):
     if not all(matches):
         return FAILS
     return CONDITIONAL if choices else HOLDS
+
+
+def data_facts_verdict(rows, *, mirror_present):
+    """Stated facts against the data where the data could be read.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        Per fact group: ``source`` ("data" when read from a file, else documented
+        only), ``rows_match`` and ``features_match`` (None: not comparable).
+    mirror_present : bool
+
+    Returns
+    -------
+    str
+        Inconclusive without the mirror or with nothing read from it; fails on a
+        mismatch with the data; otherwise holds under stated conditions (the
+        rest rests on documented upstream sizes and protocol choices).
+    """
+    read = [r for r in rows if r["source"] == "data"]
+    if not mirror_present or not read:
+        return INCONCLUSIVE
+    matches = [m for r in read for m in (r["rows_match"], r["features_match"]) if m is not None]
+    if not all(matches):
+        return FAILS
+    return CONDITIONAL
 
 
 def not_checkable():

@@ -1,0 +1,215 @@
+"""The ledger survives every outcome of every check, and its evidence follows the outcome (issue 22)."""
+
+import copy
+import pathlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from qs3orao.theory import checks
+from qs3study.claims import verdicts as v
+from qs3study.claims.assemble import exponents_of, local_exponents_of, tail_exponents_of
+from qs3study.claims.design import load_design
+from qs3study.claims.ledger import build_claims
+from qs3study.claims.rate import rate_classes
+from qs3study.claims.summary import summarise
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+COMMITTED = ROOT / "figures" / "theory"
+
+
+@pytest.fixture(scope="module")
+def design():
+    return load_design(ROOT / "tests" / "theory" / "design_ci.yaml")
+
+
+@pytest.fixture(scope="module")
+def summary(design):
+    """Summaries of a few committed cells: the small-lambda transient and lambda = 1, in and outside the range."""
+    records = pd.read_csv(COMMITTED / "convergence.csv")
+    keep = records["lam"].isin([0.03125, 1.0]) & records["theta_lam"].isin([0.5, 1.5, 4.0])
+    return summarise(records[keep], pd.read_csv(COMMITTED / "problems.csv"), design["convergence"]["criteria"])
+
+
+@pytest.fixture(scope="module")
+def real_checks():
+    return {
+        "claim1": checks.check_claim1(values=[0.0, 1.0], max_size=2, multiplicities=[0, 1]),
+        "claim2": checks.check_claim2(gammas=[0.5], n_pairs=5, seed=0),
+        "claim3": checks.check_claim3(values=[0.0, 1.0], max_rows=3, classes=[2, 3]),
+        "claim4": checks.check_claim4(max_integer=6, max_exact_t=8, denominators=[2, 3], float_t=[100]),
+        "algorithm1": checks.check_algorithm1(cases=3, seed=3, finite_difference_step=1e-7, lam=0.5, shrink_steps=5),
+        "appendix_thresholds": checks.check_appendix_thresholds(cases=10, seed=5, max_rows=8, classes=[3]),
+        "assumption3": checks.check_assumption3(bound=4.0, doublings=20),
+        "table1_space": checks.check_table1_space(n=40, n_components=2, n_iters=[5, 10]),
+        "table2": checks.check_table2(None),
+    }
+
+
+def rate_records(slopes, *, seeds=16, peak=1.0, marks=(1, 10, 100, 500, 700, 900, 1100, 1300, 1500, 2000)):
+    """Synthetic rate-study records: per cell ``(instance, lam, theta_lam) -> slope``, multiplicative noise per seed."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for (instance, lam, c), slope in slopes.items():
+        for seed in range(seeds):
+            scale = rng.lognormal(0.0, 0.2)
+            for t in marks:
+                rows.append({"instance": instance, "lam": lam, "theta_lam": c, "seed": seed, "t": t,
+                             "error_mean": scale * rng.lognormal(0.0, 0.05) * float(t) ** slope, "peak_error": peak})
+    return pd.DataFrame(rows)
+
+
+def rate_problems(slopes, initial=1.0):
+    return pd.DataFrame([{"instance": i, "lam": lam, "initial_error": initial} for i, lam, _ in slopes]
+                        ).drop_duplicates()
+
+
+@pytest.fixture(scope="module")
+def rates(design):
+    slopes = {("A", 1.0, 1.5): -1.0, ("A", 1.0, 4.0): -1.05, ("B", 1.0, 1.5): -0.98}
+    return rate_classes(rate_records(slopes), rate_problems(slopes), design["rate"]["criteria"])
+
+
+@pytest.fixture(scope="module")
+def complexity():
+    return pd.read_csv(COMMITTED / "complexity.csv")
+
+
+def _ledger(design, real_checks, summary, complexity, *, rates=None, empirical=None):
+    criteria = design["complexity"]["criteria"]
+    if rates is None:
+        slopes = {("A", 1.0, 1.5): -1.0, ("B", 1.0, 4.0): -0.98}
+        rates = rate_classes(rate_records(slopes), rate_problems(slopes), design["rate"]["criteria"])
+    claims = build_claims(
+        checks=real_checks, summary=summary, rates=rates, huber_summary=summary.assign(assumption3_exceeded=False),
+        huber_rates=rates, huber_settings="huber settings", settings="settings", design=design,
+        exponents=exponents_of(complexity, criteria["confidence"]), local_exponents=local_exponents_of(complexity),
+        tail_exponents=tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"]),
+        empirical=empirical, empirical_reason="no table")
+    return {c.id: c for c in claims}
+
+
+def _flip_checks(c):
+    """Every deterministic check's result turned to its other outcome."""
+    c = copy.deepcopy(c)
+    c["claim1"].update(zero_one_failures=1, squared_unbiased_cases=c["claim1"]["cases"])
+    c["claim2"].update(max_kernel_error=1.0)
+    for loss in ("hinge", "squared_hinge", "logistic"):
+        c["claim3"][loss].update(not_unique=0, not_ordered_midpoints=0)
+    c["appendix_thresholds"].update(not_increasing=0, equal_to_mean=0)
+    c["claim4"].update(violations=0, violating_products=[], smallest=None, last_violating_t={},
+                       holding_products=[1, 2, 3, 4, 5, 6])
+    c["algorithm1"].update(printed_deviation=1e-9, shrink_deviation=0.0)
+    c["assumption3"]["squared"] = None
+    c["table1_space"].update(coefficients=[40, 40], per_iteration=[8.0, 4.0])
+    c["table2"] = {"mirror_present": True, "rows": [{**c["table2"]["rows"][0], "source": "data", "data_rows": 1,
+                                                     "data_features": 3, "mirror_file": "f"},
+                                                    *c["table2"]["rows"][1:]]}
+    return c
+
+
+def test_every_check_flipped_flips_its_row(design, real_checks, summary, complexity):
+    before = _ledger(design, real_checks, summary, complexity)
+    after = _ledger(design, _flip_checks(real_checks), summary, complexity)
+    for row in ("1a", "1b", "2", "3", "3p", "4", "4p", "A1", "A3", "7s", "T2"):
+        assert before[row].verdict != after[row].verdict, row
+    assert after["4"].verdict == v.HOLDS and "no violation" in after["4"].evidence
+    assert "Violated in 0/" in after["4"].evidence and "smallest" not in after["4"].evidence
+    assert after["4p"].verdict == v.HOLDS and "Unproven" not in after["4p"].evidence
+    assert "No violation of Assumption 3" in after["4p"].evidence
+    assert "strictly increasing on every instance" in after["3p"].evidence
+    assert "different objective" not in after["3p"].evidence
+    assert "Unique and strictly ordered on every grid instance: hinge" in after["3"].evidence
+
+
+def _with(summary, **columns):
+    out = summary.copy()
+    for name, value in columns.items():
+        out[name] = value
+    return out
+
+
+def test_bound_rows_follow_the_premise(design, real_checks, summary, complexity):
+    rows = ("5a", "5b", "6")
+    exceeded = {f"{n}_class": "exceeded" for n in ("lemma1", "lemma3", "theorem1")}
+    respected = {f"{n}_class": "respected" for n in ("lemma1", "lemma3", "theorem1")}
+    premise_fails = _ledger(design, real_checks, _with(summary, assumption3_exceeded=True, **exceeded), complexity)
+    counterexample = _ledger(design, real_checks, _with(summary, assumption3_exceeded=False, **exceeded), complexity)
+    holds = _ledger(design, real_checks, _with(summary, assumption3_exceeded=False, **respected), complexity)
+    for row in rows:
+        assert premise_fails[row].verdict == v.PREMISE_FAILS
+        assert "No cell meets the premise" in premise_fails[row].evidence
+        assert counterexample[row].verdict == v.FAILS
+        assert "in 0/" in counterexample[row].evidence and "Cells meeting the premise: exceeded" in \
+            counterexample[row].evidence
+        assert holds[row].verdict == v.HOLDS and "Smallest lambda" not in holds[row].evidence
+
+
+def test_rate_classes_adjust_over_cells_and_set_transients_apart(design):
+    criteria = design["rate"]["criteria"]
+    slopes = {("A", 1.0, 1.5): -1.0, ("A", 1.0, 4.0): -0.5, ("B", 1.0, 1.5): -0.85, ("B", 0.5, 1.5): -3.0}
+    records = rate_records(slopes)
+    table = rate_classes(records, rate_problems(slopes), criteria).set_index(["instance", "lam", "theta_lam"])
+    assert table.loc[("A", 1.0, 1.5), "rate_class"] == "consistent"
+    assert table.loc[("A", 1.0, 4.0), "rate_class"] == "slower"
+    assert table.loc[("B", 1.0, 1.5), "rate_class"] == "inconclusive"  # at the criterion's edge
+    assert table.loc[("B", 0.5, 1.5), "rate_class"] == "consistent"  # steep, but no amplification: counted
+    assert (table["n_fitted"] == 7).all()
+    # Holm: every adjusted p-value is at least the raw one, over the 4 cells tested
+    assert (table["holm_slower"] >= table["p_slower"]).all()
+    transient = rate_classes(rate_records(slopes, peak=1e6), rate_problems(slopes), criteria)
+    transient = transient.set_index(["instance", "lam", "theta_lam"])
+    assert transient.loc[("B", 0.5, 1.5), "rate_class"] == "transient"
+    assert np.isnan(transient.loc[("B", 0.5, 1.5), "holm_slower"])
+    sparse = rate_classes(records[records["t"].isin([1, 10, 100, 500, 2000])], rate_problems(slopes), criteria)
+    assert (sparse["rate_class"] == "too few checkpoints").all()
+
+
+def test_rate_row_survives_every_outcome(design, real_checks, summary, complexity):
+    criteria = design["rate"]["criteria"]
+    cases = {v.HOLDS: {("A", 1.0, 1.5): -1.0, ("B", 1.0, 4.0): -1.1},
+             v.FAILS: {("A", 1.0, 1.5): -1.0, ("B", 1.0, 4.0): -0.4},
+             v.INCONCLUSIVE: {("A", 1.0, 1.5): -1.0, ("B", 1.0, 4.0): -0.85}}
+    for expected, slopes in cases.items():
+        rates = rate_classes(rate_records(slopes), rate_problems(slopes), criteria)
+        row = _ledger(design, real_checks, summary, complexity, rates=rates)["6r"]
+        assert row.verdict == expected, (expected, row.evidence)
+        assert ("Slower, smallest lambda" in row.evidence) == (expected == v.FAILS)
+    only_transient = {("A", 0.5, 1.5): -3.0}
+    rates = rate_classes(rate_records(only_transient, peak=1e6), rate_problems(only_transient), criteria)
+    row = _ledger(design, real_checks, summary, complexity, rates=rates)["6r"]
+    assert row.verdict == v.NOT_EVALUATED and "Transient (apart)" in row.evidence
+
+
+def test_complexity_row_follows_the_upper_bound(design, real_checks, summary, complexity):
+    quadratic = complexity.copy()
+    grow = quadratic["size"].astype(float)
+    claimed = {name: value for name, value in design["complexity"]["criteria"]["claimed"].items()}
+    quadratic["value"] = [1e-9 * n ** (claimed[s] if claimed[s] is not None else 1.0) for n, s
+                          in zip(grow, quadratic["sweep"])]
+    assert _ledger(design, real_checks, summary, quadratic)["7"].verdict == v.HOLDS
+    faster = quadratic.copy()
+    faster["value"] = faster["value"] * grow ** 1.0
+    row = _ledger(design, real_checks, summary, faster)["7"]
+    assert row.verdict == v.FAILS and "inconsistent" in row.evidence
+
+
+def test_huber_rows_test_the_theorem_where_its_premise_holds(design, real_checks, summary, complexity):
+    ledger = _ledger(design, real_checks, summary, complexity)
+    for row in ("H5a", "H5b", "H6", "H6r"):
+        assert row in ledger and "Huberised" in ledger[row].claim
+    exceeded = _with(summary, theorem1_class="exceeded")
+    criteria = design["complexity"]["criteria"]
+    claims = build_claims(
+        checks=real_checks, summary=exceeded.assign(assumption3_exceeded=True), rates=rate_classes(
+            rate_records({("A", 1.0, 1.5): -1.0}), rate_problems({("A", 1.0, 1.5): -1.0}), design["rate"]["criteria"]),
+        huber_summary=exceeded.assign(assumption3_exceeded=False), huber_rates=rate_classes(
+            rate_records({("A", 1.0, 1.5): -1.0}), rate_problems({("A", 1.0, 1.5): -1.0}), design["rate"]["criteria"]),
+        huber_settings="h", settings="s", design=design, exponents=exponents_of(complexity, criteria["confidence"]),
+        local_exponents=local_exponents_of(complexity),
+        tail_exponents=tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"]),
+        empirical=None, empirical_reason="-")
+    rows = {c.id: c for c in claims}
+    assert rows["6"].verdict == v.PREMISE_FAILS and rows["H6"].verdict == v.FAILS
+    assert rows["H6r"].verdict == v.HOLDS

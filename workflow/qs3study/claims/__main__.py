@@ -1,0 +1,93 @@
+"""``python -m qs3study.claims --out DIR``: the ledger and its figures reassembled from the committed tidy data.
+
+Reads the design and the studies' tidy data (``convergence.csv``, ``problems.csv``,
+``rate.csv``, ``huber.csv``, ``huber_problems.csv``, ``complexity.csv`` of ``--data``, default ``figures/theory``) and writes into
+``DIR`` the same files the theory run commits: the tidy data, the per-cell
+summary, the ledger (Markdown, CSV), every figure and a manifest whose
+``stage`` says that only the assembly ran. No study is rerun: this takes seconds.
+Paths are relative to the repository root, as in the Snakemake run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from .assemble import assemble_ledger, draw_figures, empirical_inputs, figure_names
+from .design import load_design
+from .manifest import theory_manifest, write_manifest
+
+ROOT = Path(__file__).resolve().parents[3]
+DESIGN = "workflow/config/theory.yaml"
+DATA = "figures/theory"
+#: The studies' tidy data the assembly reads.
+TIDY = ("convergence.csv", "problems.csv", "rate.csv", "huber.csv", "huber_problems.csv", "complexity.csv")
+STAGE = "assembly only: ledger, summary, figures from the committed tidy data (no study rerun)"
+
+
+def reassemble(out, *, design=DESIGN, data=DATA, progress=None):
+    """Reassemble the theory outputs into ``out``; relative paths are read from the repository root.
+
+    Returns
+    -------
+    list of str
+        The files written (absolute paths), the manifest last.
+    """
+    out = os.path.abspath(out)
+    say = progress or (lambda message: None)
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        spec = load_design(design)
+        os.makedirs(out, exist_ok=True)
+        for name in TIDY:
+            source = os.path.join(data, name)
+            if not os.path.isfile(source):
+                raise FileNotFoundError(f"data: missing tidy file {source!r} (expected {', '.join(TIDY)})")
+            if os.path.abspath(source) != os.path.join(out, name):
+                shutil.copyfile(source, os.path.join(out, name))
+        tidy = {name.removesuffix(".csv"): os.path.join(out, name) for name in TIDY}
+        tables, configurations = empirical_inputs(spec)
+        say("ledger: deterministic checks and the studies' summaries")
+        paths = {name: os.path.join(out, name)
+                 for name in ("claims_ledger.md", "claims_ledger.csv", "summary.csv", "rate_summary.csv",
+                              "huber_summary.csv")}
+        assemble_ledger(design=design, **tidy, results_tables=tables,
+                        results_configurations=configurations, md=paths["claims_ledger.md"],
+                        csv=paths["claims_ledger.csv"], summary=paths["summary.csv"],
+                        rate_summary=paths["rate_summary.csv"], huber_summary=paths["huber_summary.csv"])
+        say("figures")
+        stems = {name: os.path.join(out, name) for name in figure_names(spec)}
+        draw_figures(design=design, convergence=tidy["convergence"], summary=paths["summary.csv"],
+                     complexity=tidy["complexity"], stems=stems)
+        written = [*tidy.values(), *paths.values(),
+                   *(f"{stem}.{ext}" for stem in stems.values() for ext in ("png", "pdf"))]
+        shown = [os.path.relpath(p, ROOT) if Path(p).is_relative_to(ROOT) else p for p in written]
+        command = f"python -m qs3study.claims --out {os.path.relpath(out, ROOT) if Path(out).is_relative_to(ROOT) else out}"
+        manifest = os.path.join(out, "manifest.json")
+        write_manifest(manifest, theory_manifest(design_path=design, outputs=shown, root=str(ROOT), command=command,
+                                                 stage=STAGE))
+    finally:
+        os.chdir(cwd)
+    return [*written, manifest]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m qs3study.claims", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--design", default=DESIGN, help=f"design file (default {DESIGN})")
+    parser.add_argument("--data", default=DATA, help=f"folder of the committed tidy data (default {DATA})")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    written = reassemble(args.out, design=args.design, data=args.data,
+                         progress=lambda message: print(message, file=sys.stderr, flush=True))
+    print(f"{len(written)} files in {os.path.abspath(args.out)} ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
