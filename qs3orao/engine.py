@@ -177,7 +177,8 @@ class RandomFeatureModel:
 
     ``blocks`` holds the frequencies when they were kept; otherwise they are
     regenerated from the seed.  ``dtype`` is the precision of the projections
-    and trigonometric values, ``n_jobs`` the number of row threads,
+    and trigonometric values, ``n_jobs`` the number of row threads (resolved
+    as in :func:`resolve_n_jobs` on construction),
     ``work_bytes`` the budget of the feature buffers and ``trig_backend`` the
     trigonometric backend (:mod:`qs3orao.trig`; "auto" is resolved on
     construction, so the attribute tells which one runs).
@@ -198,7 +199,8 @@ class RandomFeatureModel:
     trig_backend: str = "auto"
 
     def __post_init__(self):
-        self.trig_backend = resolve_trig_backend(self.trig_backend)
+        self.n_jobs = resolve_n_jobs(self.n_jobs)
+        self.trig_backend = resolve_trig_backend(self.trig_backend, self.dtype)
 
     @property
     def n_components(self):
@@ -316,7 +318,7 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
         raise ValueError(f"dtype must be float64 or float32, got {dtype}")
     work_bytes, keep = memory_plan(n_iter, m, d, block_storage, max_memory)
     n_jobs = resolve_n_jobs(n_jobs)
-    trig = resolve_trig_backend(trig_backend)
+    trig = resolve_trig_backend(trig_backend, dtype)
     splits, unlabeled = split_members(codes, tradeoff.size)
     rows_per_step = batch_size * int(np.sum(np.where(tradeoff < 1.0, 3, 2)))
     dense, group = group_plan(n, rows_per_step, m, dtype.itemsize, work_bytes)

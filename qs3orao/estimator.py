@@ -88,7 +88,7 @@ class QS3ORAO(OrdinalEstimator):
         How the ``cos``/``sin`` passes are computed (:mod:`qs3orao.trig`): numpy,
         or a fused loop compiled with numba (faster in float64; the optional
         dependency ``qs3orao[fast]``).  The results agree to rounding
-        (``1e-12``).  "auto" takes numba when it can be imported; the backend
+        (``1e-12``).  "auto" takes numba in float64 when it can be imported; the backend
         used is recorded in ``trig_backend_``.  "numba" without numba raises
         ImportError.
     random_state : int, numpy Generator or None

@@ -18,6 +18,9 @@ def test_numba_is_installed_with_the_test_extra():
     # The test extra pulls in qs3orao[fast], so the numba path is tested, not skipped.
     assert resolve_trig_backend("numba") == "numba"
     assert resolve_trig_backend("auto") == "numba"
+    # In float32 numpy's vectorised sin/cos are faster than the loop, which computes in float64.
+    assert resolve_trig_backend("auto", np.float32) == "numpy"
+    assert resolve_trig_backend("numba", np.float32) == "numba"
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
