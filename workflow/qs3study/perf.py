@@ -24,6 +24,7 @@ from qs3orao.validation import check_semisupervised
 
 from .files import write_csv
 from .runtime import setup_logging
+from .pool_time_to_accuracy import pool_time_to_accuracy_rows
 from .time_to_accuracy import time_to_accuracy_rows
 
 __all__ = ["ordinal_problem", "speedup_vs_reference", "fit_over_floor", "throughput_vs_gemm", "crossover_unlabeled",
@@ -188,21 +189,26 @@ def crossover_unlabeled(*, n_features, n_classes, n_labeled, sizes, params, base
     return rows
 
 
-def summary_rows(settings, figure_paths=()):
-    """Every measurement of this module and the time to accuracy (drawn to ``figure_paths``), in table order."""
+def summary_rows(settings, figure_paths=(), pareto_paths=()):
+    """Every measurement of this module and both times to accuracy, in table order.
+
+    The generated problem's time to accuracy is drawn to ``figure_paths``, the
+    real pools' AUC against fit time to ``pareto_paths``.
+    """
     seed = settings["seed"]
     rows = speedup_vs_reference(**settings["reference"], seed=seed)
     rows += fit_over_floor(**settings["floor"], seed=seed)
     rows += crossover_unlabeled(**settings["crossover"], seed=seed)
     rows += throughput_vs_gemm(**settings["throughput"])
     rows += time_to_accuracy_rows(**settings["time_to_accuracy"], figure_paths=figure_paths)
+    rows += pool_time_to_accuracy_rows(**settings["pool_time_to_accuracy"], figure_paths=pareto_paths)
     return rows
 
 
 def perf_job(smk):
     """Snakemake job of rule ``perf``: measure, write ``metric,value,detail`` and print it."""
     setup_logging(smk.log[0])
-    rows = summary_rows(smk.params.settings, [smk.output.time_to_accuracy])
+    rows = summary_rows(smk.params.settings, [smk.output.time_to_accuracy], [smk.output.pool_time_to_accuracy])
     write_csv(smk.output[0], ["metric", "value", "detail"],
               [(metric, f"{value:.6g}", detail) for metric, value, detail in rows])
     print(Path(smk.output[0]).read_text(), end="", file=sys.__stdout__)
