@@ -35,6 +35,9 @@ def test_time_to_accuracy_is_the_fastest_point_within_the_tolerance_of_the_best(
     best, reached = time_to_accuracy(points, 0.005)
     assert best["method"] == "b" and best["auc"] == 0.900
     assert reached["a"]["time"] == 4.0 and reached["b"]["time"] == 2.0 and reached["c"] is None
+    points[1]["cpu_time"] = 20.0
+    _, by_cpu = time_to_accuracy(points, 0.005, clock="cpu_time")
+    assert by_cpu["a"]["value"] == 3 and by_cpu["b"]["value"] == 1
 
 
 def test_tuned_settings_are_read_from_the_committed_reproduction():
@@ -50,7 +53,8 @@ def test_reduced_pool_gives_every_method_a_row_and_a_pareto_plot(mirror, tmp_pat
     settings = dict(REDUCED, results_csv=RESULTS, cache_dir=tmp_path / "cache", mirror=mirror)
     rows = pool_time_to_accuracy_rows(**settings, figure_paths=[figure])
     values = {name: (value, detail) for name, value, detail in rows}
-    assert set(values) == {"best_auc[road3d_subset]"} | {f"time_to_accuracy[road3d_subset,{m}]" for m in LABELS}
+    assert set(values) == {"best_auc[road3d_subset]"} | {f"{clock}[road3d_subset,{m}]" for m in LABELS
+                                                         for clock in ("time_to_accuracy", "cpu_time_to_accuracy")}
     best = values["best_auc[road3d_subset]"][0]
     assert 0.5 < best <= 1.0
     for method in LABELS:
