@@ -4,7 +4,9 @@
         [--best-effort] [--pass-ratio R ...] [--lam-path-ratio L]
 
 How: on one real dataset of the configuration (prepared from the mirror), the
-median of 3 fits of every configured method is measured at the sizes its jobs
+median CPU time (all threads of the process: core-seconds, which a shared
+machine's load inflates far less than wall time) of 3 fits of every
+configured method is measured at the sizes its jobs
 fit (a tuning fold: (n_folds - 1) / n_folds of the labeled rows plus
 ``tuning.n_unlabeled`` unlabeled rows; the comparison size; every sweep size,
 until the memory budget stops a method or a fit exceeds 10 minutes, after
@@ -101,7 +103,7 @@ def tuning_fits(method, grid, n_classes, pass_ratio=None, lam_path_ratio=None):
 
 
 def fit_time(spec, X, y, n_unlabeled, n_labeled, seed, repeats=3):
-    """Median fit time at ``n_unlabeled`` unlabeled rows; None when the memory budget stops the method."""
+    """Median CPU seconds of a fit at ``n_unlabeled`` unlabeled rows; None when the memory budget stops the method."""
     split = semisupervised_split(y, n_labeled=n_labeled, seed=seed, n_unlabeled=min(n_unlabeled, y.size - n_labeled))
     Xs, ys = X[split.train_idx], split.y_train
     if get_method(spec["method"]).labeled_only:
@@ -111,12 +113,12 @@ def fit_time(spec, X, y, n_unlabeled, n_labeled, seed, repeats=3):
     for _ in range(repeats):
         estimator, _ = build_estimator(spec, seed=seed, tuned={"gamma": scale} if "gamma" in
                                        get_method(spec["method"]).estimator().get_params() else {})
-        start = time.perf_counter()
+        start = time.process_time()
         try:
             estimator.fit(Xs, ys)
         except MemoryBudgetExceeded:
             return None
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
         if times[-1] > 60:
             break
     return statistics.median(times)
@@ -189,7 +191,7 @@ def main():
     sizes = sorted({s for s in sweep["n_unlabeled"] if s != "all"} | {protocol["n_unlabeled"]})
     n_tune = 1 if tuning.get("per", "trial") == "dataset" else protocol["trials"]
     ratios = [None] + list(args.pass_ratio)
-    print(f"{args.dataset}: {X.shape}, {k} classes; fit times (s), median of up to 3; "
+    print(f"{args.dataset}: {X.shape}, {k} classes; fit CPU seconds, median of up to 3; "
           f"{'best-effort grids' if args.best_effort else 'grids as configured'}")
     totals = dict.fromkeys(ratios, 0.0)
     for label, entry in config["methods"].items():
@@ -221,7 +223,7 @@ def main():
         how = "fits from scratch" if ratio is None else f"shared passes, pass ratio {ratio:g}"
         if ratio is not None and args.lam_path_ratio is not None:
             how += f", lam path ratio {args.lam_path_ratio:g}"
-        print(f"estimated total ({how}): {total / 3600:.2f} core-hours; wall time on {args.cores} cores "
+        print(f"estimated total ({how}): {total / 3600:.2f} core-hours; wall time on {args.cores} idle cores "
               f"{total / args.cores / 3600:.2f} h (perfect packing)")
 
 
