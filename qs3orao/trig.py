@@ -1,6 +1,7 @@
 """The trigonometric part of the random-feature passes, with a choice of backend.
 
-Two backends compute the same numbers (to rounding, ``1e-12`` on every score):
+Two backends compute the same numbers, to rounding (every score within ``1e-12``
+times the sum of the coefficients' magnitudes):
 
 * ``"numpy"``: one matrix product, then ``numpy.sin`` and ``numpy.cos`` into
   buffers (and, for an evaluation, two matrix-vector products with the
@@ -31,7 +32,7 @@ instead, in the same compiled loop.
 
 from __future__ import annotations
 
-from decimal import Decimal, getcontext
+from decimal import Decimal
 from fractions import Fraction
 from functools import cache
 import math
@@ -44,8 +45,8 @@ TRIG_BACKENDS = ("auto", "numba", "numpy")
 #: Largest ``|p|`` reduced by the three-part ``pi/2``; larger projections use the C library.
 REDUCTION_LIMIT = 2.0**19
 
-# pi to 60 digits; pi/2 is split into a 33-bit, a 33-bit and a 53-bit float.
-getcontext().prec = 80
+# pi to 60 digits (a decimal string converts to a Fraction exactly); pi/2 is split into a 33-bit,
+# a 33-bit and a 53-bit float.
 _HALF_PI = Fraction(Decimal("3.14159265358979323846264338327950288419716939937510582097494459")) / 2
 
 
