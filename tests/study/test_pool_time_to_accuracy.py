@@ -1,7 +1,6 @@
 """Time to accuracy on a real unlabeled pool: the reading of the tuned run, the rows, the Pareto plot."""
 
 import csv
-import os
 from pathlib import Path
 
 import numpy as np
@@ -14,14 +13,6 @@ from qs3study.pool_time_to_accuracy import (LABELS, pool_problem, pool_time_to_a
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REDUCED = yaml.safe_load((Path(__file__).parent / "perf_reduced.yaml").read_text())["perf"]["pool_time_to_accuracy"]
 RESULTS = REPO_ROOT / REDUCED["results_csv"]
-
-
-@pytest.fixture(scope="module")
-def mirror():
-    path = Path(os.environ.get("QS3ORAO_DATA_MIRROR") or REPO_ROOT.parent / "shared" / "data")
-    if not path.is_dir():
-        pytest.skip(f"real-data mirror {path} not found (set QS3ORAO_DATA_MIRROR to run)")
-    return path
 
 
 def point(method, time, auc, value=1):
@@ -48,9 +39,9 @@ def test_tuned_settings_are_read_from_the_committed_reproduction():
 
 
 @pytest.mark.slow
-def test_reduced_pool_gives_every_method_a_row_and_a_pareto_plot(mirror, tmp_path):
+def test_reduced_pool_gives_every_method_a_row_and_a_pareto_plot(shared_mirror, tmp_path):
     figure = tmp_path / "pareto.png"
-    settings = dict(REDUCED, results_csv=RESULTS, cache_dir=tmp_path / "cache", mirror=mirror)
+    settings = dict(REDUCED, results_csv=RESULTS, cache_dir=tmp_path / "cache", mirror=shared_mirror)
     rows = pool_time_to_accuracy_rows(**settings, figure_paths=[figure])
     values = {name: (value, detail) for name, value, detail in rows}
     assert set(values) == {"best_auc[road3d_subset]"} | {f"{clock}[road3d_subset,{m}]" for m in LABELS
@@ -66,8 +57,8 @@ def test_reduced_pool_gives_every_method_a_row_and_a_pareto_plot(mirror, tmp_pat
     assert figure.stat().st_size > 0
 
 
-def test_a_split_other_than_the_tuned_run_is_refused(mirror, tmp_path):
-    pool = pool_problem("road3d_subset", cache_dir=tmp_path / "cache", mirror=mirror)
+def test_a_split_other_than_the_tuned_run_is_refused(shared_mirror, tmp_path):
+    pool = pool_problem("road3d_subset", cache_dir=tmp_path / "cache", mirror=shared_mirror)
     with open(RESULTS, newline="") as handle:
         rows = [r for r in csv.DictReader(handle) if r["dataset"] == "road3d_subset" and r["method"] == "rff-auc"]
     assert np.isclose(float(rows[0]["gamma_scale"]), pool.scale, rtol=1e-9, atol=0)
