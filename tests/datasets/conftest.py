@@ -1,4 +1,4 @@
-"""Fixtures: a local HTTP server, the offline mirror, a private cache folder."""
+"""Fixtures: a local HTTP server, a private cache folder (the offline mirror's fixture is in tests/conftest.py)."""
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
