@@ -4,9 +4,9 @@
         [--best-effort] [--pass-ratio R ...] [--lam-path-ratio L]
 
 How: on one real dataset of the configuration (prepared from the mirror), the
-median CPU time (all threads of the process: core-seconds, which a shared
-machine's load inflates far less than wall time) of 3 fits of every
-configured method is measured at the sizes its jobs
+median CPU time of 3 fits (``--repeats``) of every configured method, with
+BLAS limited to one thread as the pipeline's jobs run (core-seconds, which a
+shared machine's load inflates far less than wall time), is measured at the sizes its jobs
 fit (a tuning fold: (n_folds - 1) / n_folds of the labeled rows plus
 ``tuning.n_unlabeled`` unlabeled rows; the comparison size; every sweep size,
 until the memory budget stops a method or a fit exceeds 10 minutes, after
@@ -53,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from threadpoolctl import threadpool_limits
 
 from baselines import MemoryBudgetExceeded
 from baselines.registry import get_method
@@ -115,7 +116,8 @@ def fit_time(spec, X, y, n_unlabeled, n_labeled, seed, repeats=3):
                                        get_method(spec["method"]).estimator().get_params() else {})
         start = time.process_time()
         try:
-            estimator.fit(Xs, ys)
+            with threadpool_limits(limits=1):
+                estimator.fit(Xs, ys)
         except MemoryBudgetExceeded:
             return None
         times.append(time.process_time() - start)
@@ -168,6 +170,7 @@ def main():
     parser.add_argument("dataset", nargs="?", default="uci_bike")
     parser.add_argument("--overhead", type=float, default=3.0, help="seconds per job beyond its fits")
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3, help="fits per measured size (the median is used)")
     parser.add_argument("--mirror", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--best-effort", action="store_true", help="cost the best-effort grids derived from CONFIG")
     parser.add_argument("--best-effort-iter", type=int, default=4000, help="QS3ORAO's n_iter under --best-effort")
@@ -191,7 +194,8 @@ def main():
     sizes = sorted({s for s in sweep["n_unlabeled"] if s != "all"} | {protocol["n_unlabeled"]})
     n_tune = 1 if tuning.get("per", "trial") == "dataset" else protocol["trials"]
     ratios = [None] + list(args.pass_ratio)
-    print(f"{args.dataset}: {X.shape}, {k} classes; fit CPU seconds, median of up to 3; "
+    print(f"{args.dataset}: {X.shape}, {k} classes; fit CPU seconds (one BLAS thread), median of up to "
+          f"{args.repeats}; "
           f"{'best-effort grids' if args.best_effort else 'grids as configured'}")
     totals = dict.fromkeys(ratios, 0.0)
     for label, entry in config["methods"].items():
@@ -201,7 +205,7 @@ def main():
         if entry["grid"] is not None:
             grid = entry["grid"] if not isinstance(entry["grid"], (str, dict)) else \
                 resolve_grid(entry["method"], entry["grid"])
-            per_fit = fit_time(spec, X, y, tuning["n_unlabeled"], fold_labeled, 0) or 0.0
+            per_fit = fit_time(spec, X, y, tuning["n_unlabeled"], fold_labeled, 0, args.repeats) or 0.0
             for ratio in ratios:
                 fits = tuning["n_folds"] * tuning_fits(entry["method"], grid, k, ratio,
                                                        None if ratio is None else args.lam_path_ratio)
@@ -210,7 +214,7 @@ def main():
         for size in sizes:
             if measured and measured[max(measured)] is not None and measured[max(measured)] > 600:
                 break
-            measured[size] = fit_time(spec, X, y, size, n_lab, 0)
+            measured[size] = fit_time(spec, X, y, size, n_lab, 0, args.repeats)
         train = protocol["trials"] * ((measured.get(protocol["n_unlabeled"]) or 0.0) + args.overhead)
         sweeps = sweep_cost(measured, sizes, sweep, protocol, args.overhead)
         for ratio in ratios:
