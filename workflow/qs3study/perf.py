@@ -94,7 +94,7 @@ def fit_over_floor(*, n_samples, n_features, n_classes, n_labeled, params, dtype
 
 
 def throughput_vs_gemm(*, n_samples, n_features, n_components, n_blocks, n_jobs=-1, dtypes=("float64", "float32"),
-                       trig_backends=("auto", "numpy", "numba"), repeat=3):
+                       trig_backends=("auto", "numpy", "numba"), repeat=5):
     """Floating-point rate of one evaluation pass over one group of blocks / rate of a plain matrix product.
 
     The pass is :meth:`qs3orao.engine.RandomFeatureModel.decision_function`
@@ -114,20 +114,21 @@ def throughput_vs_gemm(*, n_samples, n_features, n_components, n_blocks, n_jobs=
         coef = rng.normal(size=(n_blocks, 2 * n_components))
         omega = blocks.reshape(-1, n_features).astype(dtype)
         flops = n_samples * omega.shape[0] * (2 * n_features + 4)
-        t_gemm = min(_timed(lambda: X @ omega.T)[0] for _ in range(repeat))
-        gemm_rate = 2 * n_samples * omega.shape[0] * n_features / t_gemm / 1e9
         for i, backend in enumerate(trig_backends):
             model = RandomFeatureModel(seed=0, gamma=1.0, n_features=n_features, coef=coef, blocks=blocks,
                                        dtype=np.dtype(dtype), n_jobs=n_jobs, trig_backend=backend)
             model.decision_function(X[:10])  # the first call in a process loads the compiled loops
-            t_pass = min(_timed(lambda: model.decision_function(X))[0] for _ in range(repeat))
+            # Product and pass alternate, so that a change of the machine's load hits both sides.
+            t_gemm, t_pass = np.min([(_timed(lambda: X @ omega.T)[0], _timed(lambda: model.decision_function(X))[0])
+                                     for _ in range(repeat)], axis=0)
+            gemm_rate = 2 * n_samples * omega.shape[0] * n_features / t_gemm / 1e9
             pass_rate = flops / t_pass / 1e9
             name = "throughput_vs_gemm" + ("" if dtype == "float64" else f"_{dtype}") + \
                 ("" if i == 0 else f"[{backend}]")
-            rows.append((name, pass_rate / gemm_rate,
+            rows.append((name, float(pass_rate / gemm_rate),
                          f"pass {pass_rate:.1f} GFLOP/s / matmul {gemm_rate:.1f} GFLOP/s; ({n_samples} x "
                          f"{n_features}) @ ({n_features} x {omega.shape[0]}), {dtype}, trig_backend={backend} "
-                         f"(ran {model.trig_backend}), n_jobs={model.n_jobs}; best of {repeat}"))
+                         f"(ran {model.trig_backend}), n_jobs={model.n_jobs}; best of {repeat} alternated"))
     return rows
 
 
