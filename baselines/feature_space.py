@@ -46,10 +46,10 @@ class _FeatureSpaceAUC(OrdinalEstimator):
 
     _name = None
     _chunk_copies = None
-    width_param = None  # the parameter that sets the map's width D
+    _size_param = None  # the parameter that sets the number D of map features
 
     def _store(self, size, gamma, lam, tradeoff, threshold_loss, classes, random_state, memory_budget):
-        setattr(self, self.width_param, size)
+        setattr(self, self._size_param, size)
         self.gamma = gamma
         self.lam = lam
         self.tradeoff = tradeoff
@@ -59,7 +59,7 @@ class _FeatureSpaceAUC(OrdinalEstimator):
         self.memory_budget = memory_budget
 
     def _check_params(self):
-        check_positive(self._size, self.width_param, integer=True)
+        check_positive(self._size, self._size_param, integer=True)
         check_positive(self.gamma, "gamma")
         check_positive(self.lam, "lam")
         check_threshold_loss(self.threshold_loss)
@@ -67,7 +67,7 @@ class _FeatureSpaceAUC(OrdinalEstimator):
 
     @property
     def _size(self):
-        return getattr(self, self.width_param)
+        return getattr(self, self._size_param)
 
     @classmethod
     def estimate_memory(cls, n_samples, n_features, n_classes, size):
@@ -160,7 +160,7 @@ class RFFAUC(_FeatureSpaceAUC):
 
     _name = "RFF-AUC"
     _chunk_copies = 3  # projection, its cos and sin, their concatenation
-    width_param = "n_random_features"
+    _size_param = "n_random_features"
 
     def __init__(self, *, n_random_features=512, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="ordinal_logistic",
                  classes=None, random_state=None, memory_budget=None):
@@ -225,7 +225,7 @@ class NystromAUC(_FeatureSpaceAUC):
 
     _name = "Nystrom-AUC"
     _chunk_copies = 2  # kernel block and its whitened product
-    width_param = "n_landmarks"
+    _size_param = "n_landmarks"
 
     def __init__(self, *, n_landmarks=512, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="ordinal_logistic",
                  classes=None, random_state=None, memory_budget=None):

@@ -23,7 +23,7 @@ import numpy as np
 from qs3orao.datasets.generated import make_latent_regression
 from qs3orao.metrics import ordinal_auc
 
-from .registry import make_method
+from .registry import get_method, make_method
 
 
 def make_problem(n_labeled, n_unlabeled, n_features, n_classes, seed):
@@ -77,7 +77,7 @@ def default_runs(args):
         ("qs3orao", dict(qs3, tradeoff=1.0), True),
     ]
     for name in ("rff-auc", "nystrom-auc"):
-        width = {"rff-auc": "n_random_features", "nystrom-auc": "n_landmarks"}[name]
+        width = get_method(name).size_param
         for size in sorted({D, args.equal_time_components}):
             runs.append((name, dict(common, **{width: size}, tradeoff=args.tradeoff, random_state=0), False))
         runs.append((name, dict(common, **{width: D}, tradeoff=1.0, random_state=0), True))

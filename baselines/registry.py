@@ -107,6 +107,10 @@ class Method:
     role : str
         One of :data:`ROLES`: ``"paper"`` for the paper's own methods (the only ones its claims
         count), ``"alternative"`` for added methods, ``"reference"`` for the linear floor.
+    size_param : str or None
+        The parameter that sets the number ``D`` of features of the method's fixed feature map
+        (``n_random_features``, ``n_landmarks``): its accuracy-for-time knob, swept by the
+        time-to-accuracy benchmarks.  None when the method has none.
     """
 
     name: str
@@ -117,6 +121,7 @@ class Method:
     params: dict = field(default_factory=dict)
     labeled_only: bool = False
     role: str = "alternative"
+    size_param: str | None = None
 
     def __post_init__(self):
         if self.role not in ROLES:
@@ -135,15 +140,16 @@ def register(method, *, replace=False):
     Raises
     ------
     ValueError
-        If the name is taken (unless ``replace``) or a default parameter is not one of the class's.
+        If the name is taken (unless ``replace``) or a default parameter or the ``size_param`` is not
+        one of the class's.
     """
     if not isinstance(method, Method):
         raise TypeError(f"method must be a Method, got {type(method).__name__}")
     if method.name in _METHODS and not replace:
         raise ValueError(f"method {method.name!r} is already registered")
-    unknown = sorted(set(method.params) - set(method.estimator().get_params()))
+    unknown = sorted((set(method.params) | {method.size_param} - {None}) - set(method.estimator().get_params()))
     if unknown:
-        raise ValueError(f"default params {unknown} of {method.name!r} are not parameters of "
+        raise ValueError(f"default params or size_param {unknown} of {method.name!r} are not parameters of "
                          f"{method.estimator.__name__}")
     _METHODS[method.name] = method
     return method
@@ -193,9 +199,9 @@ for _entry in (
            "support vector ordinal regression with explicit threshold constraints, on the labeled rows only",
            labeled_only=True, role="paper"),
     Method("rff-auc", RFFAUC, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "RFF-AUC",
-           "the QS3ORAO objective solved exactly on fixed random Fourier features"),
+           "the QS3ORAO objective solved exactly on fixed random Fourier features", size_param="n_random_features"),
     Method("nystrom-auc", NystromAUC, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "Nystroem-AUC",
-           "the QS3ORAO objective solved exactly on Nystroem features"),
+           "the QS3ORAO objective solved exactly on Nystroem features", size_param="n_landmarks"),
     Method("qs3orao-converged", ConvergedQS3ORAO, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5),
            "QS3ORAO (converged)", "QS3ORAO on the stable step, iterations doubled until the training scores settle"),
     Method("qs3orao-exact", QS3ORAOExact, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "QS3ORAO f* (exact)",

@@ -1,9 +1,12 @@
-"""Estimate the wall time of a reproduction configuration from measured fit times (issue 11, item 8).
+"""Estimate the wall time of a reproduction configuration from measured fit times (issues 11 and 20).
 
     python examples/reproduction_cost_estimate.py [CONFIG] [DATASET] [--overhead SECONDS]
+        [--best-effort] [--pass-ratio R ...] [--lam-path-ratio L]
 
 How: on one real dataset of the configuration (prepared from the mirror), the
-median of 3 fits of every configured method is measured at the sizes its jobs
+median CPU time of 3 fits (``--repeats``) of every configured method, with
+BLAS limited to one thread as the pipeline's jobs run (core-seconds, which a
+shared machine's load inflates far less than wall time), is measured at the sizes its jobs
 fit (a tuning fold: (n_folds - 1) / n_folds of the labeled rows plus
 ``tuning.n_unlabeled`` unlabeled rows; the comparison size; every sweep size,
 until the memory budget stops a method or a fit exceeds 10 minutes, after
@@ -22,11 +25,27 @@ command line (measured as the median of ``bench_s - fit_time`` of a finished
 run's training jobs), and the total is divided by the cores (2). It is an
 estimate, not a measurement: fit times vary with the number of features and
 classes, and the machine may be shared.
+
+``--best-effort`` costs the best-effort protocol derived from CONFIG when no
+configuration file of it is given (its grids by their sizes): ``lam``
+``2^-20 .. 2^3`` (24 values), ``C`` ``2^-3 .. 2^20`` (24), the relative kernel
+width ``2^-6 .. 2^6`` (13), the trade-off stages as in the registry, and
+QS3ORAO, every variant of it in CONFIG, on ``step_offset="auto"`` with
+``--best-effort-iter`` iterations.
+
+Tuning by shared passes (issue 20) enters through two ratios, printed beside
+the fits-from-scratch total: ``--pass-ratio R``, the time of one QS3ORAO pass
+over the settings that share the seed and kernel width (``lam`` and trade-offs)
+over the time of one fit (so a stage-1 column of the grid, stage 2 and each
+per-split sweep of stage 3 cost ``R`` fits instead of one fit per candidate),
+and ``--lam-path-ratio L``, the time of an exact solver's whole ``lam`` path
+over one solve (M-PNU-AUC and M-SAMULT, stage 1).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import statistics
 import time
@@ -34,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from threadpoolctl import threadpool_limits
 
 from baselines import MemoryBudgetExceeded
 from baselines.registry import get_method
@@ -48,6 +68,12 @@ DOCUMENTED_ROWS = {"sgemm": 241_600, "road3d_subset": 5_000, "amazon_digital_mus
                    "uci_bike": 17_379, "uci_pumadyn32nm": 8_192, "uci_parkinsons": 5_875, "uci_tamielectric": 45_781}
 """Rows after loading (keggs: about a third remains after de-duplication, per the mirror's README)."""
 
+BEST_EFFORT_GRID = {"lam": tuple(2.0 ** np.arange(-20, 4)), "C": tuple(2.0 ** np.arange(-3, 21)),
+                    "gamma": tuple(2.0 ** np.arange(-6, 7))}
+"""The best-effort protocol's grids (issue 20): 24 ``lam``, 24 ``C`` and 13 relative kernel widths."""
+SHARED_PASS_METHODS = {"qs3orao"}
+LAM_PATH_METHODS = {"m-pnu-auc", "m-samult"}
+
 
 def candidates(grid, n_classes):
     """Candidates of the staged search (see baselines.model_selection.cross_validate_params)."""
@@ -58,8 +84,27 @@ def candidates(grid, n_classes):
     return count
 
 
+def tuning_fits(method, grid, n_classes, pass_ratio=None, lam_path_ratio=None):
+    """Fits (in units of one fit) of one fold's staged search, from scratch or by shared passes.
+
+    With ``pass_ratio`` a QS3ORAO search costs ``pass_ratio`` fits per group of
+    settings sharing the seed and kernel width: one group per kernel width in
+    stage 1, one for stage 2, one per split in stage 3.  With ``lam_path_ratio``
+    an exact solver's stage 1 costs ``lam_path_ratio`` solves per kernel width.
+    """
+    widths = len(grid.grid.get("gamma", (None,)))
+    if pass_ratio is not None and method in SHARED_PASS_METHODS and "lam" in grid.grid:
+        groups = widths
+        if grid.split_param is not None:
+            groups += 1 + (n_classes - 1)
+        return groups * pass_ratio
+    if lam_path_ratio is not None and method in LAM_PATH_METHODS and "lam" in grid.grid:
+        return candidates(grid, n_classes) - widths * len(grid.grid["lam"]) + widths * lam_path_ratio
+    return candidates(grid, n_classes)
+
+
 def fit_time(spec, X, y, n_unlabeled, n_labeled, seed, repeats=3):
-    """Median fit time at ``n_unlabeled`` unlabeled rows; None when the memory budget stops the method."""
+    """Median CPU seconds of a fit at ``n_unlabeled`` unlabeled rows; None when the memory budget stops the method."""
     split = semisupervised_split(y, n_labeled=n_labeled, seed=seed, n_unlabeled=min(n_unlabeled, y.size - n_labeled))
     Xs, ys = X[split.train_idx], split.y_train
     if get_method(spec["method"]).labeled_only:
@@ -69,15 +114,54 @@ def fit_time(spec, X, y, n_unlabeled, n_labeled, seed, repeats=3):
     for _ in range(repeats):
         estimator, _ = build_estimator(spec, seed=seed, tuned={"gamma": scale} if "gamma" in
                                        get_method(spec["method"]).estimator().get_params() else {})
-        start = time.perf_counter()
+        start = time.process_time()
         try:
-            estimator.fit(Xs, ys)
+            with threadpool_limits(limits=1):
+                estimator.fit(Xs, ys)
         except MemoryBudgetExceeded:
             return None
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
         if times[-1] > 60:
             break
     return statistics.median(times)
+
+
+def best_effort(config, n_iter):
+    """``config`` with the best-effort grids and QS3ORAO on the offset step with ``n_iter`` iterations."""
+    methods = {}
+    for label, entry in config["methods"].items():
+        entry = dict(entry)
+        if entry["grid"] is not None:
+            grid = resolve_grid(entry["method"], entry["grid"])
+            values = {name: BEST_EFFORT_GRID.get(name, vals) for name, vals in grid.grid.items()}
+            entry["grid"] = dataclasses.replace(grid, grid=values)
+        if entry["method"] == "qs3orao":
+            entry["params"] = {**entry["params"], "step_offset": "auto", "n_iter": n_iter}
+        methods[label] = entry
+    return {**config, "methods": methods}
+
+
+def sweep_cost(measured, sizes, sweep, protocol, overhead):
+    """Seconds of one method's sweep jobs over every dataset of :data:`DOCUMENTED_ROWS`, by dataset."""
+    ok = sorted(s for s, t in measured.items() if t is not None)
+    costs = {}
+    for name, rows in DOCUMENTED_ROWS.items():
+        pool = rows - protocol["n_labeled"]
+        total = 0.0
+        for s in [s for s in sizes if s < pool] + [pool]:
+            if s in measured and measured[s] is None:
+                break  # the budget stops it here and beyond (one fast job that records the stop)
+            if s in measured:
+                t = measured[s]
+            elif len(ok) >= 2 and (max(measured) >= s or measured[max(measured)] is not None):
+                a, b = ok[-2], ok[-1]
+                slope = np.log(measured[b] / measured[a]) / np.log(b / a)
+                t = measured[b] * (s / b) ** max(slope, 0.0)
+            else:
+                break
+            total += sweep.get("trials", protocol["trials"]) * (t + overhead)
+        costs[name] = total
+    return costs
 
 
 def main():
@@ -86,12 +170,20 @@ def main():
     parser.add_argument("dataset", nargs="?", default="uci_bike")
     parser.add_argument("--overhead", type=float, default=3.0, help="seconds per job beyond its fits")
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3, help="fits per measured size (the median is used)")
     parser.add_argument("--mirror", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--best-effort", action="store_true", help="cost the best-effort grids derived from CONFIG")
+    parser.add_argument("--best-effort-iter", type=int, default=4000, help="QS3ORAO's n_iter under --best-effort")
+    parser.add_argument("--pass-ratio", type=float, nargs="*", default=[],
+                        help="one QS3ORAO pass over settings sharing seed and kernel width / one fit")
+    parser.add_argument("--lam-path-ratio", type=float, default=None, help="an exact lam path / one solve")
     args = parser.parse_args()
     config = yaml.safe_load(Path(args.config).read_text())
     schema_defaults = {"params": {}, "grid": None}
     config["methods"] = {k: {**schema_defaults, **v} for k, v in config["methods"].items()}
     config["datasets"] = {k: {"params": {}, **v} for k, v in config["datasets"].items()}
+    if args.best_effort:
+        config = best_effort(config, args.best_effort_iter)
     protocol, tuning, sweep = config["protocol"], config["tuning"], config["sweep"]
     data = load_ordinal(get_spec(args.dataset), cache_dir=REPO / "resources", mirror=args.mirror,
                         random_state=0, dedupe=config["datasets"][args.dataset].get("dedupe", False))
@@ -100,50 +192,43 @@ def main():
     n_lab = protocol["n_labeled"]
     fold_labeled = n_lab * (tuning["n_folds"] - 1) // tuning["n_folds"]
     sizes = sorted({s for s in sweep["n_unlabeled"] if s != "all"} | {protocol["n_unlabeled"]})
-    print(f"{args.dataset}: {X.shape}, {k} classes; fit times (s), median of up to 3")
-    total = 0.0
+    n_tune = 1 if tuning.get("per", "trial") == "dataset" else protocol["trials"]
+    ratios = [None] + list(args.pass_ratio)
+    print(f"{args.dataset}: {X.shape}, {k} classes; fit CPU seconds (one BLAS thread), median of up to "
+          f"{args.repeats}; "
+          f"{'best-effort grids' if args.best_effort else 'grids as configured'}")
+    totals = dict.fromkeys(ratios, 0.0)
     for label, entry in config["methods"].items():
         spec = method_spec(config, label, args.dataset)
         spec["memory_budget_mb"] = protocol["memory_budget_mb"]
-        tune_time = 0.0
+        per_fit, tune = 0.0, dict.fromkeys(ratios, 0.0)
         if entry["grid"] is not None:
-            grid = resolve_grid(entry["method"], entry["grid"])
-            per_fit = fit_time(spec, X, y, tuning["n_unlabeled"], fold_labeled, 0)
-            fits = tuning["n_folds"] * candidates(grid, k)
-            tune_time = fits * (per_fit or 0.0) + args.overhead
-            n_tune = 1 if tuning.get("per", "trial") == "dataset" else protocol["trials"]
+            grid = entry["grid"] if not isinstance(entry["grid"], (str, dict)) else \
+                resolve_grid(entry["method"], entry["grid"])
+            per_fit = fit_time(spec, X, y, tuning["n_unlabeled"], fold_labeled, 0, args.repeats) or 0.0
+            for ratio in ratios:
+                fits = tuning["n_folds"] * tuning_fits(entry["method"], grid, k, ratio,
+                                                       None if ratio is None else args.lam_path_ratio)
+                tune[ratio] = n_tune * (fits * per_fit + args.overhead)
         measured = {}
         for size in sizes:
             if measured and measured[max(measured)] is not None and measured[max(measured)] > 600:
                 break
-            measured[size] = fit_time(spec, X, y, size, n_lab, 0)
-        per_dataset = n_tune * tune_time if entry["grid"] is not None else 0.0
-        per_dataset += protocol["trials"] * ((measured.get(protocol["n_unlabeled"]) or 0.0) + args.overhead)
-        ok = sorted(s for s, t in measured.items() if t is not None)
-        cost_by_dataset = 0.0
-        for name, rows in DOCUMENTED_ROWS.items():
-            pool = rows - n_lab
-            points = [s for s in sizes if s < pool] + [pool]
-            sweep_time = 0.0
-            for s in points:
-                if s in measured and measured[s] is None:
-                    break  # the budget stops it here and beyond (one fast job that records the stop)
-                if s in measured:
-                    t = measured[s]
-                elif len(ok) >= 2 and (max(measured) >= s or measured[max(measured)] is not None):
-                    a, b = ok[-2], ok[-1]
-                    slope = np.log(measured[b] / measured[a]) / np.log(b / a)
-                    t = measured[b] * (s / b) ** max(slope, 0.0)
-                else:
-                    break
-                sweep_time += sweep.get("trials", protocol["trials"]) * (t + args.overhead)
-            cost_by_dataset += per_dataset + sweep_time
-        total += cost_by_dataset
-        print(f"{label:18s} tune fit {per_fit if entry['grid'] is not None else 0:.3f} x {fits if entry['grid'] is not None else 0} "
-              f"fits; sizes {', '.join(f'{s}: ' + ('stop' if t is None else f'{t:.2f}') for s, t in measured.items())}; "
-              f"all datasets {cost_by_dataset / 60:.1f} min")
-    print(f"estimated total {total / 3600:.2f} core-hours; wall time on {args.cores} cores "
-          f"{total / args.cores / 3600:.2f} h (perfect packing)")
+            measured[size] = fit_time(spec, X, y, size, n_lab, 0, args.repeats)
+        train = protocol["trials"] * ((measured.get(protocol["n_unlabeled"]) or 0.0) + args.overhead)
+        sweeps = sweep_cost(measured, sizes, sweep, protocol, args.overhead)
+        for ratio in ratios:
+            totals[ratio] += sum(tune[ratio] + train + s for s in sweeps.values())
+        scratch = sum(tune[None] + train + s for s in sweeps.values())
+        print(f"{label:18s} tune fit {per_fit:.3f} s, {tune[None] / 60:.1f} min tuning per dataset from scratch; "
+              f"sizes {', '.join(f'{s}: ' + ('stop' if t is None else f'{t:.2f}') for s, t in measured.items())}; "
+              f"all datasets {scratch / 60:.1f} min")
+    for ratio, total in totals.items():
+        how = "fits from scratch" if ratio is None else f"shared passes, pass ratio {ratio:g}"
+        if ratio is not None and args.lam_path_ratio is not None:
+            how += f", lam path ratio {args.lam_path_ratio:g}"
+        print(f"estimated total ({how}): {total / 3600:.2f} core-hours; wall time on {args.cores} idle cores "
+              f"{total / args.cores / 3600:.2f} h (perfect packing)")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ working budget: it never grows with ``n x D`` or ``n^2``.
 Optionally the projections and trigonometric values are computed in float32
 (scores and coefficients stay float64): about 3 times faster on the
 trigonometric part, at an absolute error of order ``1e-6`` per feature.
+The trigonometric part runs on the backend ``trig_backend`` names
+(:mod:`qs3orao.trig`: numpy, or a fused compiled loop with numba).
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ from .kernels import frequency_block, sampling_rng
 from .objective import split_members
 from .schedule import step_size
 from .stochastic import draw_rows, gradient_weights
+from .trig import accumulate as _trig_accumulate
+from .trig import features as _trig_features
+from .trig import resolve_trig_backend
 
 __all__ = ["BLOCK_STORAGE", "RandomFeatureModel", "memory_plan", "resolve_n_jobs", "train", "train_path"]
 
@@ -122,10 +127,12 @@ class _Rows:
 
     Chunks write disjoint rows, so the result does not depend on the scheduling.
     BLAS is limited to one thread meanwhile, as the threads already use the cores.
+    ``trig`` is the resolved trigonometric backend of the passes it runs.
     """
 
-    def __init__(self, n_jobs):
+    def __init__(self, n_jobs, trig="numpy"):
         self.n_jobs = n_jobs
+        self.trig = trig
         self._stack = ExitStack()
         self._pool = None
 
@@ -149,13 +156,6 @@ class _Rows:
             list(self._pool.map(lambda span: func(*span), spans))
 
 
-def _features(X, omega, cos_out, sin_out):
-    """``cos(X omega^T)`` and ``sin(X omega^T)`` into the given buffers."""
-    np.matmul(X, omega.T, out=cos_out)
-    np.sin(cos_out, out=sin_out)
-    np.cos(cos_out, out=cos_out)
-
-
 def _accumulate(F, X, omega, coef, rows, work_bytes):
     """``F += sum_i coef[i] @ phi_{omega_i}(X)`` for a group of blocks, chunk by chunk of rows.
 
@@ -169,10 +169,7 @@ def _accumulate(F, X, omega, coef, rows, work_bytes):
     sin_coef = (coef[:, m:].reshape(-1, *coef.shape[2:]) / np.sqrt(m)).astype(X.dtype)
 
     def chunk(start, stop):
-        cos_part = np.empty((stop - start, columns), X.dtype)
-        sin_part = np.empty_like(cos_part)
-        _features(X[start:stop], omega, cos_part, sin_part)
-        F[start:stop] += cos_part @ cos_coef + sin_part @ sin_coef
+        _trig_accumulate(F[start:stop], X[start:stop], omega, cos_coef, sin_coef, rows.trig)
 
     chunk_rows = max(1, work_bytes // (2 * columns * X.itemsize * rows.n_jobs))
     rows.run(chunk, X.shape[0], chunk_rows)
@@ -184,8 +181,15 @@ class RandomFeatureModel:
 
     ``blocks`` holds the frequencies when they were kept; otherwise they are
     regenerated from the seed.  ``dtype`` is the precision of the projections
-    and trigonometric values, ``n_jobs`` the number of row threads and
-    ``work_bytes`` the budget of the feature buffers.
+    and trigonometric values, ``n_jobs`` the number of row threads (resolved
+    as in :func:`resolve_n_jobs` on construction),
+    ``work_bytes`` the budget of the feature buffers and ``trig_backend`` the
+    trigonometric backend (:mod:`qs3orao.trig`; "auto" is resolved on
+    construction, so the attribute tells which one runs).
+
+    :meth:`decision_function` is one evaluation pass over all rows (the same
+    work as the all-row pass after each group of training steps): time it to
+    time the engine's pass.
     """
 
     seed: int
@@ -196,6 +200,11 @@ class RandomFeatureModel:
     dtype: np.dtype = np.dtype(np.float64)
     n_jobs: int = 1
     work_bytes: int = _WORK_BYTES
+    trig_backend: str = "auto"
+
+    def __post_init__(self):
+        self.n_jobs = resolve_n_jobs(self.n_jobs)
+        self.trig_backend = resolve_trig_backend(self.trig_backend, self.dtype)
 
     @property
     def n_components(self):
@@ -213,7 +222,7 @@ class RandomFeatureModel:
         group = max(1, _PREDICT_COLUMNS // self.n_components)
         X = np.asarray(X).astype(self.dtype, copy=False)
         f = np.zeros(X.shape[0])
-        with _Rows(self.n_jobs) as rows:
+        with _Rows(self.n_jobs, self.trig_backend) as rows:
             for start in range(0, self.coef.shape[0], group):
                 stop = min(start + group, self.coef.shape[0])
                 omega = self.block_range(start, stop).reshape(-1, X.shape[1]).astype(self.dtype)
@@ -257,7 +266,8 @@ def group_plan(n_rows, rows_per_step, n_components, itemsize, work_bytes):
 
 
 def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, theta, seed, step_offset=0.0,
-          block_storage="auto", max_memory=256 * 2**20, dtype=np.float64, n_jobs=1, verbose=False):
+          block_storage="auto", max_memory=256 * 2**20, dtype=np.float64, n_jobs=1, trig_backend="auto",
+          verbose=False):
     """Run the quadruply stochastic iteration.
 
     Parameters
@@ -282,6 +292,9 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
         Precision of the projections and trigonometric values.
     n_jobs : int
         Threads over which the all-row passes are split by rows.
+    trig_backend : {"auto", "numba", "numpy"}
+        Backend of the trigonometric passes (:func:`qs3orao.trig.resolve_trig_backend`);
+        the model's ``trig_backend`` records the one used.
     verbose : bool
 
     Returns
@@ -309,6 +322,7 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
         raise ValueError(f"dtype must be float64 or float32, got {dtype}")
     work_bytes, keep = memory_plan(n_iter, m, d, block_storage, max_memory)
     n_jobs = resolve_n_jobs(n_jobs)
+    trig = resolve_trig_backend(trig_backend, dtype)
     splits, unlabeled = split_members(codes, tradeoff.size)
     rows_per_step = batch_size * int(np.sum(np.where(tradeoff < 1.0, 3, 2)))
     dense, group = group_plan(n, rows_per_step, m, dtype.itemsize, work_bytes)
@@ -323,7 +337,7 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     progress = _Progress(n_iter, verbose)
     schedule = dict(n_iter=n_iter, lam=lam, theta=theta, step_offset=step_offset)
     guard = partial(check_scores, tradeoff=tradeoff, **schedule)
-    with _Rows(n_jobs) as row_threads:
+    with _Rows(n_jobs, trig) as row_threads:
         for start in range(0, n_iter, group):
             stop = min(start + group, n_iter)
             draws = [draw_rows(rng, splits, unlabeled, tradeoff, batch_size) for _ in range(start, stop)]
@@ -337,7 +351,7 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
             guard(scale * base, iteration=stop)
             progress.update(stop)
     model = RandomFeatureModel(seed=seed, gamma=gamma, n_features=d, coef=coef * scale, blocks=blocks,
-                               dtype=dtype, n_jobs=n_jobs, work_bytes=work_bytes)
+                               dtype=dtype, n_jobs=n_jobs, work_bytes=work_bytes, trig_backend=trig)
     warn_if_far(base * scale, codes, tradeoff, **schedule)
     return model, base * scale
 
@@ -368,7 +382,7 @@ def _member_features(X, members, omega, rows):
     Xs = X if members is None else X[members]
     cos_s = np.empty((Xs.shape[0], omega.shape[0]), X.dtype)
     sin_s = np.empty_like(cos_s)
-    rows.run(lambda a, b: _features(Xs[a:b], omega, cos_s[a:b], sin_s[a:b]), Xs.shape[0],
+    rows.run(lambda a, b: _trig_features(Xs[a:b], omega, cos_s[a:b], sin_s[a:b], rows.trig), Xs.shape[0],
              max(1, -(-Xs.shape[0] // rows.n_jobs)))
     return cos_s, sin_s
 
@@ -415,7 +429,8 @@ def _draw_patterns(tradeoffs):
 
 
 def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch_size, n_components, gamma, seed,
-               block_storage="auto", max_memory=256 * 2**20, dtype=np.float64, n_jobs=1, verbose=False):
+               block_storage="auto", max_memory=256 * 2**20, dtype=np.float64, n_jobs=1, trig_backend="auto",
+               verbose=False):
     """Run the iteration of :func:`train` for ``S`` settings of the weights and the schedule in one pass.
 
     Every setting gets what ``train`` gives it (same rows, same blocks, same
@@ -434,7 +449,7 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     tradeoffs : ndarray of shape (S, k - 1)
     lams, thetas, step_offsets : ndarray of shape (S,)
         Each setting's regularisation, step scale and offset ``t0``.
-    n_iter, batch_size, n_components, gamma, seed, block_storage, max_memory, dtype, n_jobs, verbose
+    n_iter, batch_size, n_components, gamma, seed, block_storage, max_memory, dtype, n_jobs, trig_backend, verbose
         Shared by all settings, as in :func:`train`; ``max_memory`` must hold
         the ``S x n_iter x 2 n_components`` coefficients.
 
@@ -478,7 +493,8 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     blocks = np.empty((n_iter, m, d)) if keep else None
     state = _PathState(lams, thetas, step_offsets, tradeoffs, n_iter)
     progress = _Progress(n_iter, verbose)
-    with _Rows(n_jobs) as row_threads:
+    trig = resolve_trig_backend(trig_backend, dtype)
+    with _Rows(n_jobs, trig) as row_threads:
         for start in range(0, n_iter, group):
             stop = min(start + group, n_iter)
             draws = [[draw_rows(rng, splits, unlabeled, tradeoffs[p[0]], batch_size) for _ in range(start, stop)]
@@ -498,7 +514,8 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
             continue
         train_scores[:, g] = base[:, g] * state.scale[g]
         models.append(RandomFeatureModel(seed=seed, gamma=gamma, n_features=d, coef=coef[:, :, g] * state.scale[g],
-                                         blocks=blocks, dtype=dtype, n_jobs=n_jobs, work_bytes=work_bytes))
+                                         blocks=blocks, dtype=dtype, n_jobs=n_jobs, work_bytes=work_bytes,
+                                         trig_backend=trig))
         warn_if_far(train_scores[:, g], codes, tradeoffs[g], **state.schedule(g))
     return models, train_scores
 

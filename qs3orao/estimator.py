@@ -88,6 +88,13 @@ class QS3ORAO(OrdinalEstimator):
     n_jobs : int, optional
         Threads over which the passes over all rows are split (by rows, so the
         result does not depend on the scheduling); None means 1, -1 all cores.
+    trig_backend : {"auto", "numba", "numpy"}, default="auto"
+        How the ``cos``/``sin`` passes are computed (:mod:`qs3orao.trig`): numpy,
+        or a fused loop compiled with numba (faster in float64; the optional
+        dependency ``qs3orao[fast]``).  The results agree to rounding
+        (``1e-12``).  "auto" takes numba in float64 when it can be imported; the backend
+        used is recorded in ``trig_backend_``.  "numba" without numba raises
+        ImportError.
     random_state : int, numpy Generator or None
         Seed of the row sampling and of every frequency block.
     verbose : bool, default=False
@@ -110,6 +117,8 @@ class QS3ORAO(OrdinalEstimator):
         The split weights used.
     step_offset_ : float
         The offset ``t0`` used (the chosen one under "auto").
+    trig_backend_ : str
+        The trigonometric backend used, "numba" or "numpy".
     seed_ : int
         The resolved seed; refitting with ``random_state=seed_`` reproduces the fit.
     n_features_in_ : int
@@ -134,7 +143,8 @@ class QS3ORAO(OrdinalEstimator):
 
     def __init__(self, *, n_iter=1000, batch_size=16, n_components=32, gamma=1.0, lam=1.0, theta=None,
                  step_offset=0, tradeoff=0.5, threshold_loss=ORDINAL_LOGISTIC, classes=None, block_storage="auto",
-                 max_memory=256 * 2**20, dtype="float64", n_jobs=None, random_state=None, verbose=False):
+                 max_memory=256 * 2**20, dtype="float64", n_jobs=None, trig_backend="auto", random_state=None,
+                 verbose=False):
         self.n_iter = n_iter
         self.batch_size = batch_size
         self.n_components = n_components
@@ -149,6 +159,7 @@ class QS3ORAO(OrdinalEstimator):
         self.max_memory = max_memory
         self.dtype = dtype
         self.n_jobs = n_jobs
+        self.trig_backend = trig_backend
         self.random_state = random_state
         self.verbose = verbose
 
@@ -259,7 +270,7 @@ class QS3ORAO(OrdinalEstimator):
 
     def _engine_options(self):
         return dict(block_storage=self.block_storage, max_memory=self.max_memory, dtype=_DTYPES[self.dtype],
-                    n_jobs=self.n_jobs, verbose=self.verbose)
+                    n_jobs=self.n_jobs, trig_backend=self.trig_backend, verbose=self.verbose)
 
     def _finish(self, X, codes, model, train_scores):
         """Store the trained model and fit the thresholds on the labeled rows' scores."""
@@ -269,6 +280,7 @@ class QS3ORAO(OrdinalEstimator):
             self.train_scores_[labeled], codes[labeled], self.classes_.size, self.threshold_loss,
             return_intervals=True)
         self.coef_ = self._model.coef
+        self.trig_backend_ = self._model.trig_backend
         self.n_iter_ = self.n_iter
         self.n_features_in_ = X.shape[1]
         return self

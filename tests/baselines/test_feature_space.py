@@ -4,12 +4,14 @@ import numpy as np
 import pytest
 
 from baselines import NystromAUC, RFFAUC
+from baselines.registry import METHODS
 from qs3orao.exact import exact_solution
 
 
 def sized(cls, size, **params):
     """``cls`` with a map of width ``size`` (random features or landmarks)."""
-    return cls(**{cls.width_param: size}, **params)
+    size_param, = {m.size_param for m in METHODS.values() if m.estimator is cls}
+    return cls(**{size_param: size}, **params)
 
 
 def codes_of(model, y):

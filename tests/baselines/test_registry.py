@@ -45,7 +45,16 @@ def test_registering_checks_the_entry():
         register(Method("typo", MSAMULT, TuningGrid(), "typo", "", params={"lamda": 1.0}))
     with pytest.raises(TypeError, match="Method"):
         register(MSAMULT)
+    with pytest.raises(ValueError, match="n_landmark"):
+        register(Method("typo", MSAMULT, TuningGrid(), "typo", "", size_param="n_landmark"))
     assert "typo" not in METHODS and "samult-lite" not in METHODS
+
+
+def test_size_param_names_each_feature_map_knob():
+    sized = {name: m.size_param for name, m in METHODS.items() if m.size_param is not None}
+    assert sized == {"rff-auc": "n_random_features", "nystrom-auc": "n_landmarks"}
+    for name, param in sized.items():
+        assert make_method(name, **{param: 24}).get_params()[param] == 24
 
 
 def test_split_aucs_average_to_the_ordinal_auc():

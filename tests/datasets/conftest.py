@@ -1,6 +1,5 @@
-"""Fixtures: a local HTTP server, the offline mirror, a private cache folder."""
+"""Fixtures: a local HTTP server, a private cache folder (the offline mirror's fixture is in tests/conftest.py)."""
 
-import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -83,15 +82,6 @@ def cache_dir(tmp_path, monkeypatch):
     monkeypatch.delenv("QS3ORAO_DATA_MIRROR", raising=False)
     monkeypatch.delenv("QS3ORAO_CACHE", raising=False)
     return tmp_path / "cache"
-
-
-@pytest.fixture(scope="session")
-def shared_mirror():
-    """The real-data mirror (``../shared/data`` or ``$QS3ORAO_DATA_MIRROR``), else skip."""
-    path = Path(os.environ.get("QS3ORAO_DATA_MIRROR") or REPO_ROOT.parent / "shared" / "data")
-    if not path.is_dir():
-        pytest.skip(f"real-data mirror {path} not found (set QS3ORAO_DATA_MIRROR to run)")
-    return path
 
 
 @pytest.fixture(scope="session")

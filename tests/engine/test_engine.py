@@ -14,6 +14,7 @@ from qs3orao.engine import group_plan, memory_plan, train
 from qs3orao.kernels import sampling_rng
 from qs3orao.objective import split_members, split_risk
 from qs3orao.stochastic import draw_rows, gradient_weights
+from qs3orao.trig import resolve_trig_backend
 
 
 def make_problem(n, d, k, n_labeled, seed):
@@ -45,12 +46,15 @@ def problems(draw):
 # Few steps of the paper's schedule often end farther from f* than f = 0, which the engine rightly warns about.
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @given(problem=problems(), dense=st.booleans(), group=st.integers(1, 12),
-       storage=st.sampled_from(["memory", "regenerate"]), n_jobs=st.sampled_from([1, 2]))
+       storage=st.sampled_from(["memory", "regenerate"]), n_jobs=st.sampled_from([1, 2]),
+       trig_backend=st.sampled_from(["numba", "numpy"]))
 @settings(max_examples=40, deadline=None)
-def test_fast_engine_equals_the_reference(problem, dense, group, storage, n_jobs):
+def test_fast_engine_equals_the_reference(problem, dense, group, storage, n_jobs, trig_backend):
     X, codes, tradeoff, params = problem
     with mock.patch.object(engine, "group_plan", return_value=(dense, group)):
-        model, train_scores = train(X, codes, tradeoff, **params, block_storage=storage, n_jobs=n_jobs)
+        model, train_scores = train(X, codes, tradeoff, **params, block_storage=storage, n_jobs=n_jobs,
+                                    trig_backend=trig_backend)
+    assert model.trig_backend == trig_backend
     coef = reference_fit(X, codes, tradeoff, **params)
     scale = np.abs(coef).max() + 1e-300
     np.testing.assert_allclose(model.coef, coef, rtol=0, atol=1e-12 * scale)
@@ -76,14 +80,16 @@ def test_regenerated_and_kept_blocks_give_the_same_function():
     np.testing.assert_array_equal(kept.decision_function(Z), regenerated.decision_function(Z))
 
 
+@pytest.mark.parametrize("trig_backend", ["numba", "numpy"])
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_same_seed_gives_bit_identical_output_with_threads(n_jobs):
+def test_same_seed_gives_bit_identical_output_with_threads(n_jobs, trig_backend):
     # A small work budget forces the sparse plan, so the all-row passes run on several row chunks.
-    _, _, (a, scores_a) = fit_problem(n=3000, n_jobs=n_jobs, max_memory=2**16)
-    _, _, (b, scores_b) = fit_problem(n=3000, n_jobs=n_jobs, max_memory=2**16)
+    fit = lambda jobs: fit_problem(n=3000, n_jobs=jobs, max_memory=2**16, trig_backend=trig_backend)[2]
+    a, scores_a = fit(n_jobs)
+    b, scores_b = fit(n_jobs)
     np.testing.assert_array_equal(a.coef, b.coef)
     np.testing.assert_array_equal(scores_a, scores_b)
-    _, _, (single, scores_single) = fit_problem(n=3000, n_jobs=1, max_memory=2**16)
+    single, scores_single = fit(1)
     np.testing.assert_allclose(scores_a, scores_single, rtol=0, atol=1e-12)
 
 
@@ -103,6 +109,8 @@ def test_peak_memory_respects_max_memory(storage, within):
     X, codes = make_problem(n, d, 4, 500, seed=2)
     block_bytes = n_iter * m * d * 8
     assert block_bytes > 2 * max_memory
+    # Importing numba and loading the compiled loops is once per process, not memory of the fit.
+    resolve_trig_backend("auto")
     tracemalloc.start()
     try:
         model, scores = train(X, codes, np.full(3, 0.5), n_iter=n_iter, batch_size=4, n_components=m, gamma=0.1,

@@ -37,7 +37,8 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded, NystromAUC, RFFAUC
+from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded
+from baselines.registry import get_method, make_method
 from qs3orao import QS3ORAO, DivergenceError, exact_solution, ordinal_auc
 from qs3orao.datasets.generated import make_latent_regression
 
@@ -46,7 +47,7 @@ __all__ = ["QS3ORAO_SCHEDULES", "make_problem", "exact_memory", "run_sweep", "su
 
 #: The two QS3ORAO methods: label -> ``step_offset``.
 QS3ORAO_SCHEDULES = {"qs3orao": 0, "qs3orao-auto": "auto"}
-_FEATURE_METHODS = {"rff-auc": RFFAUC, "nystrom-auc": NystromAUC}
+_FEATURE_METHODS = ("rff-auc", "nystrom-auc")
 _EXACT_BASELINES = {"m-pnu-auc": MPNUAUC, "m-samult": MSAMULT}
 _REFERENCE = "exact-f*"
 #: Legend names: which schedule, and how each method's accuracy is reached.
@@ -186,9 +187,10 @@ def run_sweep(*, sizes, n_labeled, n_features, n_classes, objective, qs3orao_par
     makers = {label: (lambda n_iter, offset=offset: QS3ORAO(n_iter=n_iter, step_offset=offset, random_state=seed,
                                                             **objective, **qs3orao_params), n_iters)
               for label, offset in QS3ORAO_SCHEDULES.items()}
-    makers.update({label: (lambda D, cls=cls: cls(**{cls.width_param: D}, random_state=seed, memory_budget=budget,
-                                                  **objective), feature_widths)
-                   for label, cls in _FEATURE_METHODS.items()})
+    makers.update({label: (lambda D, label=label: make_method(label, **{get_method(label).size_param: D},
+                                                              random_state=seed, memory_budget=budget, **objective),
+                           feature_widths)
+                   for label in _FEATURE_METHODS})
     records, stop = [], f"reached the largest configured size ({sizes[-1]} unlabeled rows)"
     for n_unlabeled in sizes:
         if exact_memory(n_labeled + n_unlabeled) > budget:

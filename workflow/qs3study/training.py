@@ -143,6 +143,8 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel
         start = time.perf_counter()
         estimator.fit(X_fit, y_fit)
         record["fit_time"] = time.perf_counter() - start
+        if hasattr(estimator, "trig_backend_"):
+            log.info("trigonometric backend: %s", estimator.trig_backend_)
         if getattr(estimator, "n_iter_", None) is not None:  # iterations used (ConvergedQS3ORAO chooses them)
             record["n_iter_fitted"] = int(estimator.n_iter_)
         if getattr(estimator, "memory_estimate_", None) is not None:

@@ -9,10 +9,11 @@ PERF = config["perf"]
 
 rule perf:
     """Speed-up over the reference, fit over evaluation floor, crossover with the exact baselines, memory, throughput,
-    time to equal accuracy."""
+    time to equal accuracy (generated problem), AUC against fit time on real unlabeled pools."""
     output:
         f"{RESULTS}/perf/summary.csv",
         time_to_accuracy=report(f"{RESULTS}/perf/time_to_accuracy.png", category="Performance"),
+        pool_time_to_accuracy=report(f"{RESULTS}/perf/pool_time_to_accuracy.png", category="Performance"),
     params:
         settings=PERF,
     log:

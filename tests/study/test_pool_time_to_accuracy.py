@@ -1,0 +1,74 @@
+"""Time to accuracy on a real unlabeled pool: the reading of the tuned run, the rows, the Pareto plot."""
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from qs3study.pool_time_to_accuracy import (LABELS, pool_problem, pool_time_to_accuracy_rows, run_pool,
+                                            time_to_accuracy, tuned_settings)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+REDUCED = yaml.safe_load((Path(__file__).parent / "perf_reduced.yaml").read_text())["perf"]["pool_time_to_accuracy"]
+RESULTS = REPO_ROOT / REDUCED["results_csv"]
+
+
+def point(method, time, auc, value=1):
+    return dict(dataset="d", pool=10, method=method, knob="k", value=value, time=time, cpu_time=time, auc=auc,
+                note="")
+
+
+def test_time_to_accuracy_is_the_fastest_point_within_the_tolerance_of_the_best():
+    points = [point("a", 1.0, 0.80), point("a", 4.0, 0.896, 2), point("a", 9.0, 0.899, 3),
+              point("b", 2.0, 0.900), point("c", 0.5, 0.70), point("c", np.nan, np.nan, 2)]
+    best, reached = time_to_accuracy(points, 0.005)
+    assert best["method"] == "b" and best["auc"] == 0.900
+    assert reached["a"]["time"] == 4.0 and reached["b"]["time"] == 2.0 and reached["c"] is None
+    points[1]["cpu_time"] = 20.0
+    _, by_cpu = time_to_accuracy(points, 0.005, clock="cpu_time")
+    assert by_cpu["a"]["value"] == 3 and by_cpu["b"]["value"] == 1
+
+
+def test_tuned_settings_are_read_from_the_committed_reproduction():
+    params, scale = tuned_settings(RESULTS, "sgemm", "qs3orao", 0)
+    assert params["lam"] == 0.125 and params["n_iter"] == 2000 and scale > 0
+    with pytest.raises(ValueError, match="no row of method 'qs3orao-auto'"):
+        tuned_settings(RESULTS, "sgemm", "qs3orao-auto", 0)
+
+
+@pytest.mark.slow
+def test_reduced_pool_gives_every_method_a_row_and_a_pareto_plot(shared_mirror, tmp_path):
+    figure = tmp_path / "pareto.png"
+    settings = dict(REDUCED, results_csv=RESULTS, cache_dir=tmp_path / "cache", mirror=shared_mirror)
+    rows = pool_time_to_accuracy_rows(**settings, figure_paths=[figure])
+    values = {name: (value, detail) for name, value, detail in rows}
+    assert set(values) == {"best_auc[road3d_subset]"} | {f"{clock}[road3d_subset,{m}]" for m in LABELS
+                                                         for clock in ("time_to_accuracy", "cpu_time_to_accuracy")}
+    best = values["best_auc[road3d_subset]"][0]
+    assert 0.5 < best <= 1.0
+    for method in LABELS:
+        value, detail = values[f"time_to_accuracy[road3d_subset,{method}]"]
+        assert np.isfinite(value) == detail.startswith("fastest within 0.005")
+        if np.isfinite(value):
+            auc = float(detail.split(", AUC ")[1].split(",")[0])
+            assert best - 0.005 <= auc <= best
+    assert figure.stat().st_size > 0
+
+
+def test_a_split_other_than_the_tuned_run_is_refused(shared_mirror, tmp_path):
+    pool = pool_problem("road3d_subset", cache_dir=tmp_path / "cache", mirror=shared_mirror)
+    with open(RESULTS, newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["dataset"] == "road3d_subset" and r["method"] == "rff-auc"]
+    assert np.isclose(float(rows[0]["gamma_scale"]), pool.scale, rtol=1e-9, atol=0)
+    for r in rows:
+        r["gamma_scale"] = str(2 * float(r["gamma_scale"]))
+    shifted = tmp_path / "results.csv"
+    with open(shifted, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    with pytest.raises(ValueError, match="not the tuned run's"):
+        run_pool(pool, results_csv=shifted, trial=0, n_iters=[10], feature_sizes={"rff-auc": [8]},
+                 exact_unlabeled=[], memory_budget_mb=64, methods=("rff-auc",))
