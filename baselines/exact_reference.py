@@ -14,7 +14,7 @@ import numpy as np
 from qs3orao.base import OrdinalEstimator
 from qs3orao.exact import exact_solution
 from qs3orao.thresholds import fit_thresholds
-from qs3orao.validation import UNLABELED, check_positive, check_semisupervised
+from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, check_shared_params
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
 from ._common import check_threshold_loss, in_chunks, kernel_map
@@ -74,6 +74,7 @@ class QS3ORAOExact(OrdinalEstimator):
         check_positive(self.gamma, "gamma")
         check_positive(self.lam, "lam")
         check_threshold_loss(self.threshold_loss)
+        check_shared_params(self)
 
     def fit(self, X, y):
         """Solve for ``f*`` on labeled rows (ordinal labels) and unlabeled rows (``y == -1``).
