@@ -203,7 +203,7 @@ for _entry in (
     Method("nystrom-auc", NystromAUC, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "Nystroem-AUC",
            "the QS3ORAO objective solved exactly on Nystroem features", size_param="n_landmarks"),
     Method("qs3orao-converged", ConvergedQS3ORAO, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5),
-           "QS3ORAO (converged)", "QS3ORAO on the stable step, iterations doubled until the training scores settle"),
+           "QS3ORAO (converged)", "QS3ORAO on the stable step, iterations doubled until the training risk settles"),
     Method("qs3orao-exact", QS3ORAOExact, TuningGrid(_KERNEL_GRID, "tradeoff", TRADEOFF_GRID, 0.5), "QS3ORAO f* (exact)",
            "reference: QS3ORAO's own objective minimised exactly over every training row (O(n^2) memory)"),
     Method("linear-floor", LinearFloor, TuningGrid({"alpha": PAPER_GRID}), "Linear floor (reference)",

@@ -65,3 +65,11 @@ def test_relative_change():
     assert relative_change(1.0, 1.0) == 0.0
     assert relative_change(0.9, 1.0) == pytest.approx(0.1)
     assert relative_change(1.0, 0.0) == np.inf and relative_change(0.0, 0.0) == 0.0
+
+
+def test_every_qs3orao_parameter_is_a_parameter_of_the_converged_fit():
+    import inspect
+
+    own = set(inspect.signature(ConvergedQS3ORAO.__init__).parameters)
+    assert set(inspect.signature(QS3ORAO.__init__).parameters) <= own
+    assert ConvergedQS3ORAO(trig_backend="numpy").get_params()["trig_backend"] == "numpy"
