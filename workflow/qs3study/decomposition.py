@@ -26,22 +26,20 @@ from pathlib import Path
 
 import pandas as pd
 
+from baselines.registry import METHODS as REGISTRY
+
 from .files import atomic_path
-from .tables import read_results
+from .tables import comparison_auc, read_results
 
 __all__ = ["OURS", "EXACT_REFERENCE", "BASELINES", "PARTS", "PROTOCOLS", "trial_decomposition",
            "summarise", "decomposition_markdown", "main"]
 
 OURS = "qs3orao"
 EXACT_REFERENCE = "qs3orao-exact"
-BASELINES = ("m-pnu-auc", "m-samult", "svorex")
+BASELINES = tuple(m.name for m in REGISTRY.values() if m.role == "paper" and m.name != OURS)
+"""The paper's exact baselines (its methods other than QS3ORAO, by the registry's roles)."""
 PARTS = ("optimisation", "grid", "objective")
 PROTOCOLS = ("paper", "best")
-
-
-def _comparison(table):
-    rows = table[table["comparison"].astype(bool) & (table["status"] == "ok")]
-    return rows.pivot_table(index=["dataset", "trial"], columns="method", values="auc")
 
 
 def trial_decomposition(paper, best, protocol):
@@ -61,7 +59,7 @@ def trial_decomposition(paper, best, protocol):
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
-    own, other = (_comparison(paper), _comparison(best))
+    own, other = comparison_auc(paper), comparison_auc(best)
     if protocol == "best":
         own, other = other, own
     f_best = (other if protocol == "paper" else own).get(EXACT_REFERENCE)

@@ -90,6 +90,16 @@ def read_results(path):
                        na_values={c: [""] for c in COLUMNS if c not in text})
 
 
+def finished_comparison(table):
+    """The rows of ``table`` at the comparison size whose fit finished (``status == "ok"``)."""
+    return table[table["comparison"].astype(bool) & (table["status"] == "ok")]
+
+
+def comparison_auc(table):
+    """AUC of the finished comparison rows: index ``(dataset, trial)``, one column per method label."""
+    return finished_comparison(table).pivot_table(index=["dataset", "trial"], columns="method", values="auc")
+
+
 def paired_tests(reference, other):
     """Paired two-sided tests of equal mean AUC across trials.
 

@@ -19,15 +19,14 @@ import sys
 
 import pandas as pd
 
-from qs3study.tables import read_results
+from qs3study.tables import finished_comparison, read_results
 
 __all__ = ["compare"]
 
 
 def _finished(results, dataset):
-    rows = results[(results["dataset"] == dataset) & results["comparison"].astype(bool)
-                   & (results["status"] == "ok")]
-    return rows.set_index(["method", "trial"])["auc"]
+    rows = finished_comparison(results)
+    return rows[rows["dataset"] == dataset].set_index(["method", "trial"])["auc"]
 
 
 def compare(once, per_trial, dataset):

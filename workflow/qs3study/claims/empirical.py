@@ -28,7 +28,7 @@ from scipy import stats
 
 from baselines.registry import METHODS as REGISTRY
 
-from ..tables import holm
+from ..tables import comparison_auc, holm
 
 __all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "PROTOCOL_NAMES", "ProtocolClaims", "paper_methods",
            "counted_datasets", "empirical_claims"]
@@ -57,12 +57,6 @@ def _result(verdict, evidence):
 def paper_methods(methods):
     """The labels among ``methods`` that are the paper's own methods (label = registered name, role paper)."""
     return [m for m in methods if m in REGISTRY and REGISTRY[m].role == "paper"]
-
-
-def _comparison_auc(table):
-    """AUC of the comparison rows that finished: index (dataset, trial), one column per method label."""
-    rows = table[table["comparison"].astype(bool) & (table["status"] == "ok")]
-    return rows.pivot_table(index=["dataset", "trial"], columns="method", values="auc")
 
 
 def _highest_auc(mean, paper, others, most_cases):
@@ -282,7 +276,7 @@ def empirical_claims(table, criteria=None, screened=None):
     table = table.assign(n_unlabeled=pd.to_numeric(table["n_unlabeled"], errors="coerce"))
     paper = paper_methods(list(dict.fromkeys(table["method"])))
     counted, left_out = counted_datasets(table, paper, screened)
-    auc = _comparison_auc(table[table["dataset"].isin(counted)])
+    auc = comparison_auc(table[table["dataset"].isin(counted)])
     mean = auc.groupby(level="dataset").mean()
     methods = list(mean.columns)
     paper = [m for m in paper if m in methods]
