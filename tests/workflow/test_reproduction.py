@@ -110,5 +110,7 @@ def test_manifest_records_configuration_data_time_and_machine(reduced_run):
     assert manifest["configuration"] == NAME and manifest["kernel_width"] == "median"
     assert manifest["tuning_per"] == "dataset" and manifest["config"]["claims"]["non_inferiority_margin"] == 0.01
     assert manifest["time"]["all"]["wall_time_s"] > 0 and manifest["time"]["tune"]["n_jobs"] == 2 * 9
+    assert 0 < manifest["time"]["all"]["cpu_s"] == pytest.approx(
+        manifest["time"]["train"]["cpu_s"] + manifest["time"]["tune"]["cpu_s"])
     assert manifest["machine"]["cpu_count"] >= 1
     assert all(len(entry["file_sha256"]) == 64 for entry in manifest["data"].values())

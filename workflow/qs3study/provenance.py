@@ -41,7 +41,7 @@ def machine():
 
 
 def job_times(paths, now=None):
-    """Total job time of Snakemake benchmark records and the wall time since the first of them started.
+    """Total job time and CPU time of Snakemake benchmark records, and the wall time since the first started.
 
     A job's start is its record's modification time minus its duration (the
     record is written when the job ends); the wall time runs from the earliest
@@ -51,14 +51,18 @@ def job_times(paths, now=None):
     Returns
     -------
     dict
-        ``job_s`` (sum of job durations), ``wall_time_s`` (None without records), ``n_jobs``.
+        ``job_s`` (sum of job durations), ``cpu_s`` (sum of the jobs' CPU times; NaN where Snakemake
+        could not measure one, so a missing record shows), ``wall_time_s`` (None without records),
+        ``n_jobs``.
     """
     now = datetime.datetime.now().timestamp() if now is None else now
-    durations = [(Path(p).stat().st_mtime, read_benchmark(p)["bench_s"]) for p in paths]
-    if not durations:
-        return {"job_s": 0.0, "wall_time_s": None, "n_jobs": 0}
-    start = min(mtime - seconds for mtime, seconds in durations)
-    return {"job_s": float(sum(s for _, s in durations)), "wall_time_s": float(now - start), "n_jobs": len(durations)}
+    records = [(Path(p).stat().st_mtime, read_benchmark(p)) for p in paths]
+    if not records:
+        return {"job_s": 0.0, "cpu_s": 0.0, "wall_time_s": None, "n_jobs": 0}
+    start = min(mtime - r["bench_s"] for mtime, r in records)
+    return {"job_s": float(sum(r["bench_s"] for _, r in records)),
+            "cpu_s": float(sum(r["bench_cpu_time"] for _, r in records)),
+            "wall_time_s": float(now - start), "n_jobs": len(records)}
 
 
 def manifest_job(smk):

@@ -1,0 +1,36 @@
+"""Run times in the manifest: job time, CPU time and wall time from Snakemake benchmark records."""
+
+import os
+
+import pytest
+
+from qs3study.provenance import job_times
+
+HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+
+
+def _record(path, seconds, cpu, end):
+    path.write_text(HEADER + f"{seconds}\t0:00:00\t100\t200\t50\t60\t0\t0\t90\t{cpu}\n")
+    os.utime(path, (end, end))
+    return path
+
+
+def test_job_cpu_and_wall_times_add_up(tmp_path):
+    a = _record(tmp_path / "a.tsv", 10.0, 19.5, end=1000.0)   # ran 990..1000 on two threads
+    b = _record(tmp_path / "b.tsv", 4.0, 3.5, end=1002.0)     # ran 998..1002
+    times = job_times([a, b], now=1010.0)
+    assert times == {"job_s": 14.0, "cpu_s": 23.0, "wall_time_s": 20.0, "n_jobs": 2}
+
+
+def test_an_unmeasured_cpu_time_shows_as_nan(tmp_path):
+    times = job_times([_record(tmp_path / "a.tsv", 1.0, "NA", end=5.0)], now=6.0)
+    assert times["job_s"] == 1.0 and times["cpu_s"] != times["cpu_s"]
+
+
+def test_no_records_give_no_wall_time():
+    assert job_times([]) == {"job_s": 0.0, "cpu_s": 0.0, "wall_time_s": None, "n_jobs": 0}
+
+
+@pytest.mark.parametrize("cpu", ["0", "2.5"])
+def test_cpu_time_is_read_as_a_number(tmp_path, cpu):
+    assert job_times([_record(tmp_path / "a.tsv", 3.0, cpu, end=5.0)], now=5.0)["cpu_s"] == float(cpu)
