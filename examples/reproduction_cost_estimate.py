@@ -1,7 +1,17 @@
 """Estimate the wall time of a reproduction configuration from measured fit times (issues 11 and 20).
 
     python examples/reproduction_cost_estimate.py [CONFIG] [DATASET] [--overhead SECONDS]
-        [--best-effort] [--pass-ratio R ...] [--lam-path-ratio L]
+        [--pass-ratio R ...] [--lam-path-ratio L]
+    python examples/reproduction_cost_estimate.py --pilot CLONE/figures/NAME
+
+``--pilot``: from a finished run of the real pipeline on one dataset (a pilot:
+the configuration to cost plus an overlay ``select: [DATASET]``, run in a clone;
+its figures folder is given), every job's CPU time as Snakemake's benchmark records measured it,
+extrapolated to the configuration's datasets (:func:`pilot_costs`). This costs
+the configuration exactly as the pipeline runs it (overlays, ``tuned_by``,
+widened searches and their rounds, shared passes, lam paths, convergence
+criteria), which the fit-time model below only approximates; what it cannot
+know is how the searches and fits of other datasets differ from the pilot's.
 
 How: on one real dataset of the configuration (prepared from the mirror), the
 median CPU time of 3 fits (``--repeats``) of every configured method, with
@@ -26,12 +36,8 @@ run's training jobs), and the total is divided by the cores (2). It is an
 estimate, not a measurement: fit times vary with the number of features and
 classes, and the machine may be shared.
 
-``--best-effort`` costs the best-effort protocol derived from CONFIG when no
-configuration file of it is given (its grids by their sizes): ``lam``
-``2^-20 .. 2^3`` (24 values), ``C`` ``2^-3 .. 2^20`` (24), the relative kernel
-width ``2^-6 .. 2^6`` (13), the trade-off stages as in the registry, and
-QS3ORAO, every variant of it in CONFIG, on ``step_offset="auto"`` with
-``--best-effort-iter`` iterations.
+The best-effort protocol (an overlay with widened searches, ``tuned_by`` and a
+convergence criterion) is costed by ``--pilot`` only.
 
 Tuning by shared passes (issue 20) enters through two ratios, printed beside
 the fits-from-scratch total: ``--pass-ratio R``, the time of one QS3ORAO pass
@@ -45,8 +51,8 @@ over one solve (M-PNU-AUC and M-SAMULT, stage 1).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
+import json
 import statistics
 import time
 from pathlib import Path
@@ -68,9 +74,6 @@ DOCUMENTED_ROWS = {"sgemm": 241_600, "road3d_subset": 5_000, "amazon_digital_mus
                    "uci_bike": 17_379, "uci_pumadyn32nm": 8_192, "uci_parkinsons": 5_875, "uci_tamielectric": 45_781}
 """Rows after loading (keggs: about a third remains after de-duplication, per the mirror's README)."""
 
-BEST_EFFORT_GRID = {"lam": tuple(2.0 ** np.arange(-20, 4)), "C": tuple(2.0 ** np.arange(-3, 21)),
-                    "gamma": tuple(2.0 ** np.arange(-6, 7))}
-"""The best-effort protocol's grids (issue 20): 24 ``lam``, 24 ``C`` and 13 relative kernel widths."""
 SHARED_PASS_METHODS = {"qs3orao"}
 LAM_PATH_METHODS = {"m-pnu-auc", "m-samult"}
 
@@ -126,21 +129,6 @@ def fit_time(spec, X, y, n_unlabeled, n_labeled, seed, repeats=3):
     return statistics.median(times)
 
 
-def best_effort(config, n_iter):
-    """``config`` with the best-effort grids and QS3ORAO on the offset step with ``n_iter`` iterations."""
-    methods = {}
-    for label, entry in config["methods"].items():
-        entry = dict(entry)
-        if entry["grid"] is not None:
-            grid = resolve_grid(entry["method"], entry["grid"])
-            values = {name: BEST_EFFORT_GRID.get(name, vals) for name, vals in grid.grid.items()}
-            entry["grid"] = dataclasses.replace(grid, grid=values)
-        if entry["method"] == "qs3orao":
-            entry["params"] = {**entry["params"], "step_offset": "auto", "n_iter": n_iter}
-        methods[label] = entry
-    return {**config, "methods": methods}
-
-
 def sweep_cost(measured, sizes, sweep, protocol, overhead):
     """Seconds of one method's sweep jobs over every dataset of :data:`DOCUMENTED_ROWS`, by dataset."""
     ok = sorted(s for s, t in measured.items() if t is not None)
@@ -164,6 +152,91 @@ def sweep_cost(measured, sizes, sweep, protocol, overhead):
     return costs
 
 
+def pilot_costs(results, tune_cpu, config, pilot):
+    """CPU seconds per dataset of ``config``, extrapolated from a one-dataset pilot run.
+
+    Per dataset: the pilot's tuning jobs and comparison jobs as measured (their
+    sizes are the protocol's, the same on every dataset), and each method's
+    sweep from the medians over trials of its pilot jobs per size,
+    extrapolated to the dataset's sweep sizes and pool with :func:`sweep_cost`
+    (a size where the memory budget stopped the method stops it beyond, at no
+    cost; the comparison size is the comparison jobs themselves).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The pilot's tidy ``results.csv`` (``bench_cpu_time`` per training job).
+    tune_cpu : dict
+        Method label -> the CPU seconds of its tuning jobs in the pilot.
+    config : dict
+        The pilot run's configuration (its manifest's ``config``).
+    pilot : str
+        The dataset the pilot ran.
+
+    Returns
+    -------
+    dict
+        Dataset -> ``{"tune": s, "comparison": s, "sweep": s}``.
+    """
+    protocol, sweep = config["protocol"], config["sweep"]
+    rows = results[results["dataset"] == pilot]
+    if rows.empty:
+        raise ValueError(f"the pilot results hold no rows of {pilot!r}")
+    pool = DOCUMENTED_ROWS[pilot] - protocol["n_labeled"]
+    comparison = float(rows.loc[rows["comparison"].astype(bool), "bench_cpu_time"].sum())
+    sweeps = {name: 0.0 for name in config["datasets"]}
+    swept = rows[~rows["comparison"].astype(bool)]
+    for _, jobs in swept.groupby("method"):
+        measured = {}
+        for token, at_size in jobs.groupby("size"):
+            size = pool if token == "all" else int(token)
+            stopped = (at_size["status"] == "out_of_memory_budget").all()
+            measured[size] = None if stopped else float(at_size["bench_cpu_time"].median())
+        sizes = sorted(s for s in sweep["n_unlabeled"] if s not in ("all", protocol["n_unlabeled"]))
+        for name, seconds in sweep_cost(measured, sizes, sweep, protocol, 0.0).items():
+            if name in sweeps:
+                sweeps[name] += seconds
+    tune = float(sum(tune_cpu.values()))
+    return {name: {"tune": tune, "comparison": comparison, "sweep": sweeps[name]} for name in config["datasets"]}
+
+
+def read_pilot(figures):
+    """The configuration, dataset, results table and tuning CPU seconds per method of a pilot run.
+
+    ``figures`` is the run's figures folder (``CLONE/figures/NAME``); its
+    benchmark records are in ``CLONE/benchmarks``.
+    """
+    from qs3study.tables import read_benchmark, read_results
+
+    figures = Path(figures)
+    if not (figures / "manifest.json").is_file():
+        raise ValueError(f"{figures} holds no finished run (no manifest.json)")
+    config = json.loads((figures / "manifest.json").read_text())["config"]
+    results = read_results(figures / "results.csv")
+    datasets = sorted(set(results["dataset"]))
+    if len(datasets) != 1:
+        raise ValueError(f"a pilot runs one dataset, {figures} ran {datasets}")
+    tune_cpu = {}
+    for record in sorted(figures.parents[1].glob(f"benchmarks/tune/{datasets[0]}/*/*.tsv")):
+        tune_cpu[record.parent.name] = tune_cpu.get(record.parent.name, 0.0) + read_benchmark(record)["bench_cpu_time"]
+    return config, datasets[0], results, tune_cpu
+
+
+def report_pilot(figures, cores):
+    """Print the pilot-based estimate, per dataset and in total."""
+    config, pilot, results, tune_cpu = read_pilot(figures)
+    costs = pilot_costs(results, tune_cpu, config, pilot)
+    print(f"{config['name']}: extrapolated from a pilot run on {pilot} ({figures}); CPU minutes per dataset")
+    print("tuning jobs of the pilot: " + ", ".join(f"{m} {s / 60:.1f}" for m, s in sorted(tune_cpu.items())))
+    for name, cost in costs.items():
+        print(f"  {name:22s} tune {cost['tune'] / 60:6.1f}  comparison {cost['comparison'] / 60:6.1f}  "
+              f"sweep {cost['sweep'] / 60:7.1f}  total {sum(cost.values()) / 60:7.1f}")
+    total = sum(sum(c.values()) for c in costs.values())
+    print(f"estimated total: {total / 3600:.2f} core-hours; wall time on {cores} idle cores "
+          f"{total / cores / 3600:.2f} h (perfect packing)")
+    return costs
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config", nargs="?", default=str(REPO / "workflow" / "config" / "reproduction.yaml"))
@@ -172,18 +245,19 @@ def main():
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3, help="fits per measured size (the median is used)")
     parser.add_argument("--mirror", default=str(REPO.parent / "shared" / "data"))
-    parser.add_argument("--best-effort", action="store_true", help="cost the best-effort grids derived from CONFIG")
-    parser.add_argument("--best-effort-iter", type=int, default=4000, help="QS3ORAO's n_iter under --best-effort")
     parser.add_argument("--pass-ratio", type=float, nargs="*", default=[],
                         help="one QS3ORAO pass over settings sharing seed and kernel width / one fit")
     parser.add_argument("--lam-path-ratio", type=float, default=None, help="an exact lam path / one solve")
+    parser.add_argument("--pilot", type=Path, default=None,
+                        help="the figures folder of a finished one-dataset run of the configuration to cost")
     args = parser.parse_args()
+    if args.pilot is not None:
+        report_pilot(args.pilot, args.cores)
+        return
     config = yaml.safe_load(Path(args.config).read_text())
     schema_defaults = {"params": {}, "grid": None}
     config["methods"] = {k: {**schema_defaults, **v} for k, v in config["methods"].items()}
     config["datasets"] = {k: {"params": {}, **v} for k, v in config["datasets"].items()}
-    if args.best_effort:
-        config = best_effort(config, args.best_effort_iter)
     protocol, tuning, sweep = config["protocol"], config["tuning"], config["sweep"]
     data = load_ordinal(get_spec(args.dataset), cache_dir=REPO / "resources", mirror=args.mirror,
                         random_state=0, dedupe=config["datasets"][args.dataset].get("dedupe", False))
@@ -196,7 +270,7 @@ def main():
     ratios = [None] + list(args.pass_ratio)
     print(f"{args.dataset}: {X.shape}, {k} classes; fit CPU seconds (one BLAS thread), median of up to "
           f"{args.repeats}; "
-          f"{'best-effort grids' if args.best_effort else 'grids as configured'}")
+          "grids as configured")
     totals = dict.fromkeys(ratios, 0.0)
     for label, entry in config["methods"].items():
         spec = method_spec(config, label, args.dataset)

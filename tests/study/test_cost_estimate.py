@@ -3,8 +3,9 @@
 import importlib.util
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
-import yaml
 
 from baselines.registry import tuning_grid
 
@@ -29,12 +30,53 @@ def test_shared_passes_cost_the_ratio_per_group_of_settings():
     assert cost.tuning_fits("svorex", tuning_grid("svorex"), 5, pass_ratio=3.0) == 49
 
 
-def test_best_effort_grids_have_the_stated_sizes():
-    config = yaml.safe_load((REPO / "workflow" / "config" / "reproduction.yaml").read_text())
-    config["methods"] = {k: {"params": {}, "grid": None, **v} for k, v in config["methods"].items()}
-    best = cost.best_effort(config, n_iter=4000)["methods"]
-    assert cost.candidates(best["qs3orao"]["grid"], 5) == 13 * 24 + 11 + 4 * 10
-    assert cost.candidates(best["svorex"]["grid"], 5) == 13 * 24
-    assert cost.candidates(best["qs3orao-labeled"]["grid"], 5) == 13 * 24
-    assert best["qs3orao"]["params"]["step_offset"] == "auto" and best["qs3orao"]["params"]["n_iter"] == 4000
-    assert min(best["m-pnu-auc"]["grid"].grid["lam"]) == 2.0**-20 and max(best["svorex"]["grid"].grid["C"]) == 2.0**20
+def _pilot_results():
+    """A pilot on uci_bike (pool 16,879): two methods, 2 comparison trials, 3 sweep trials per size."""
+    rows = []
+    for method, per_size in (("fast", {"1000": 1.0, "5000": 4.0, "all": 12.0}),
+                             ("exact", {"1000": 2.0, "5000": 50.0, "all": None})):
+        for trial in range(2):
+            rows.append(dict(dataset="uci_bike", method=method, trial=trial, size="2000", comparison=True,
+                             status="ok", bench_cpu_time=3.0))
+        for size, seconds in per_size.items():
+            for trial, jitter in enumerate((0.9, 1.0, 1.5)):   # medians: the values above
+                stopped = seconds is None
+                rows.append(dict(dataset="uci_bike", method=method, trial=trial, size=size, comparison=False,
+                                 status="out_of_memory_budget" if stopped else "ok",
+                                 bench_cpu_time=0.5 if stopped else seconds * jitter))
+    return pd.DataFrame(rows)
+
+
+PILOT_CONFIG = {"protocol": {"n_labeled": 500, "n_unlabeled": 2000, "trials": 2},
+                "sweep": {"trials": 3, "n_unlabeled": [1000, 2000, 5000, 10000, 20000, 50000, 100000, "all"]},
+                "datasets": {"uci_bike": {}, "road3d_subset": {}, "sgemm": {}}}
+
+
+def test_a_pilot_costs_its_own_dataset_as_measured():
+    costs = cost.pilot_costs(_pilot_results(), {"fast": 60.0, "exact": 30.0}, PILOT_CONFIG, "uci_bike")
+    assert set(costs) == {"uci_bike", "road3d_subset", "sgemm"}
+    bike = costs["uci_bike"]
+    assert bike["tune"] == 90.0 and bike["comparison"] == 2 * 2 * 3.0
+    # every measured size's median, three trials; the budget stops the exact method at the pool (no cost)
+    slope_fast, slope_exact = np.log(12.0 / 4.0) / np.log(16_879 / 5000), np.log(25.0) / np.log(5.0)
+    at_10000 = 4.0 * 2 ** slope_fast + 50.0 * 2 ** slope_exact   # between measured sizes: interpolated
+    assert bike["sweep"] == pytest.approx(3 * (1.0 + 4.0 + 12.0 + 2.0 + 50.0 + at_10000))
+
+
+def test_a_pilot_extrapolates_the_sweep_by_pool_size():
+    costs = cost.pilot_costs(_pilot_results(), {}, PILOT_CONFIG, "uci_bike")
+    # road3d's pool (4,500 rows) stops at 1,000: its pool is the next size, interpolated from the measured ones
+    small = costs["road3d_subset"]["sweep"]
+    assert 3 * (1.0 + 2.0) < small < 3 * (1.0 + 4.0 + 2.0 + 50.0)
+    # sgemm's pool reaches past the pilot's: the fast method extrapolates with its last exponent, the exact one
+    # stops where the budget stopped it
+    slope = np.log(12.0 / 4.0) / np.log(16_879 / 5000)
+    fast = 3 * (1.0 + 4.0 + sum(12.0 * (s / 16_879) ** slope for s in (10_000, 20_000, 50_000, 100_000, 241_100)))
+    exact = 3 * (2.0 + 50.0 + 50.0 * 2 ** (np.log(25.0) / np.log(5.0)))
+    assert costs["sgemm"]["sweep"] == pytest.approx(fast + exact)
+    assert costs["sgemm"]["tune"] == costs["uci_bike"]["tune"] == 0.0
+
+
+def test_a_pilot_without_the_dataset_is_refused():
+    with pytest.raises(ValueError, match="no rows of 'sgemm'"):
+        cost.pilot_costs(_pilot_results(), {}, PILOT_CONFIG, "sgemm")
