@@ -31,14 +31,15 @@ def test_sweeps_record_every_repeat():
     assert [r["size"] for r in memory] == [40, 80] and all(r["value"] > 0 for r in memory)
 
 
-def _table(faster=True, oom=True, trials=3):
+def _table(faster=True, oom=True, trials=3, budget_mb=4096.0):
+    """Two datasets, three sizes, ``trials`` trials each; the exact baselines' memory estimate n^2 x 8e-6 MiB."""
     rows = []
     for dataset in ("a", "b"):
         for n_unlabeled in (1_000, 30_000, 100_000):
             for method, auc, seconds in (("qs3orao", 0.80, 5.0), ("m-pnu-auc", 0.78, n_unlabeled / 1e3),
                                          ("m-samult", 0.77, n_unlabeled / 2e3), ("svorex", 0.70, 1.0),
                                          ("rff-auc", 0.90, 1.0), ("qs3orao-labeled", 0.75, 5.0)):
-                for trial in range(trials if n_unlabeled == 1_000 else 1):
+                for trial in range(trials):
                     status = "ok"
                     if method.startswith("m-") and n_unlabeled == 100_000 and oom:
                         status = "out_of_memory_budget"
@@ -46,7 +47,10 @@ def _table(faster=True, oom=True, trials=3):
                     rows.append({"dataset": dataset, "method": method, "trial": trial, "n_unlabeled": n_unlabeled,
                                  "comparison": n_unlabeled == 1_000,
                                  "auc": auc + 0.001 * trial * (method == "qs3orao") if status == "ok" else np.nan,
-                                 "fit_time": time, "status": status})
+                                 "fit_time": time, "status": status, "n_labeled": 500, "n_features": 5,
+                                 "n_classes": 5, "memory_budget_mb": budget_mb,
+                                 "memory_estimate_mb": 8e-6 * (500 + n_unlabeled) ** 2,
+                                 "peak_memory_mb": 9e-6 * (500 + n_unlabeled) ** 2})
     return pd.DataFrame(rows)
 
 
@@ -58,7 +62,8 @@ def test_empirical_claims_follow_the_declared_criteria():
     assert verdicts == {"highest_auc": "holds", "beats_supervised": "holds", "faster_beyond_10k": "holds",
                         "exact_out_of_memory": "holds", "unlabeled_data_help": "holds",
                         "similar_generalisation": "holds"}
-    verdicts = {k: v["verdict"] for k, v in empirical_claims(_table(faster=False, oom=False), CRITERIA).items()}
+    slow_and_roomy = _table(faster=False, oom=False, budget_mb=1e9)
+    verdicts = {k: v["verdict"] for k, v in empirical_claims(slow_and_roomy, CRITERIA).items()}
     assert verdicts["faster_beyond_10k"] == "fails" and verdicts["exact_out_of_memory"] == "fails"
 
 
@@ -99,10 +104,27 @@ def test_empirical_claims_on_small_sets_only_are_not_evaluated():
     assert verdicts["exact_out_of_memory"] == "not evaluated"
 
 
-def test_an_exact_baseline_over_its_memory_budget_counts_as_slower():
+def test_an_exact_baseline_stopped_by_its_memory_budget_is_not_counted_as_slower():
     table = _table()
     table = table[table["n_unlabeled"] == 100_000]
-    assert empirical_claims(table)["faster_beyond_10k"]["verdict"] == "holds"
+    result = empirical_claims(table)["faster_beyond_10k"]
+    assert result["verdict"] == "inconclusive" and "Cells where both ran: none" in result["evidence"]
+
+
+def test_the_crossover_needs_the_declared_trials_where_both_ran():
+    result = empirical_claims(_table(trials=1), CRITERIA)["faster_beyond_10k"]
+    assert result["verdict"] == "inconclusive" and "too few trials" in result["evidence"]
+    assert empirical_claims(_table(trials=1), {**CRITERIA, "min_trials": 1})["faster_beyond_10k"]["verdict"] == "holds"
+
+
+def test_the_memory_claim_is_read_at_the_declared_and_the_paper_like_budget():
+    # the baselines' own estimates at the larger sets' full size (100,500 rows) are above 100 GiB and below 10 TiB
+    assert empirical_claims(_table(), CRITERIA)["exact_out_of_memory"]["evidence"].endswith(
+        "At the paper-like budget: holds.")
+    result = empirical_claims(_table(), {**CRITERIA, "paper_budget_mb": 1e7})["exact_out_of_memory"]
+    assert result["verdict"] == "holds" and result["evidence"].endswith("At the paper-like budget: fails.")
+    off = _table().assign(peak_memory_mb=lambda t: t["memory_estimate_mb"] * 3)
+    assert empirical_claims(off, CRITERIA)["exact_out_of_memory"]["verdict"] == "inconclusive"
 
 
 def test_the_ledger_has_a_row_per_empirical_claim_with_its_computed_verdict():

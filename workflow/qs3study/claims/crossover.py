@@ -9,8 +9,8 @@ has been validated against the measured peaks where they ran, so that it can
 also be read at a paper-like budget and at the datasets' full sizes.
 
 Both functions take a results table (the columns of ``qs3study.tables``) and
-return ``{"verdict", "evidence", ...}``; the wiring into the ledger's rows 8c
-and 8d is left to the reproduction's rerun, which has the trials.
+return ``{"verdict", "evidence", ...}``; :mod:`qs3study.claims.empirical`
+computes claims 8c and 8d with them.
 """
 
 from __future__ import annotations
@@ -63,14 +63,10 @@ def crossover_evidence(table, *, beyond, min_trials, exact=EXACT):
             cells.append({"dataset": dataset, "n_unlabeled": int(size), "baseline": method, "trials": int(ratios.size),
                           "median_ratio": float(np.median(ratios)), "class": label})
     large = [c for c in cells if c["n_unlabeled"] >= beyond]
-    if not large:
-        return {"verdict": "inconclusive", "cells": cells,
-                "evidence": f"no (dataset, size) with >= {beyond} unlabeled rows where QS3ORAO and an exact baseline "
-                            f"both ran ({len(cells)} cells where both ran below it)"}
     covered = {c["baseline"] for c in large if c["class"] != "too few trials"}
     if any(c["class"] == "slower" for c in large):
         verdict = "fails"
-    elif all(c["class"] == "faster" for c in large) and covered == set(exact):
+    elif large and all(c["class"] == "faster" for c in large) and covered == set(exact):
         verdict = "holds"
     else:
         verdict = "inconclusive"
@@ -84,10 +80,13 @@ def crossover_evidence(table, *, beyond, min_trials, exact=EXACT):
                           if all(d["class"] == "faster" for d in decided[k:])), None)
             crossovers.append(f"{dataset}/{method}: " + (f"from {start}" if start is not None else "none"))
     listed = "; ".join(f"{c['dataset']}/{c['baseline']} at {c['n_unlabeled']}: {c['class']} "
-                       f"(median ratio {c['median_ratio']:.3g}, {c['trials']} trials)" for c in large)
+                       f"(median ratio {c['median_ratio']:.3g}, {c['trials']} trials)" for c in cells) or "none"
     return {"verdict": verdict, "cells": cells,
-            "evidence": f"cells where both ran with >= {beyond} unlabeled rows (>= {min_trials} paired trials each): "
-                        f"{listed}. Crossover (every larger decided size faster): {', '.join(crossovers)}."}
+            "evidence": f"{len(large)} of the {len(cells)} (dataset, size, baseline) cells where both ran have >= "
+                        f"{beyond:g} unlabeled rows (criterion: every such cell faster, >= {min_trials} paired "
+                        f"trials each, both baselines covered; ratio = baseline / QS3ORAO fit time). Cells where "
+                        f"both ran: {listed}. Crossover (every larger decided size faster): "
+                        f"{', '.join(crossovers) or 'none'}."}
 
 
 def memory_evidence(table, *, estimate, budget_mb, paper_budget_mb, full_sizes, large_rows, tolerance,
@@ -99,7 +98,7 @@ def memory_evidence(table, *, estimate, budget_mb, paper_budget_mb, full_sizes, 
     table : pandas.DataFrame
         Needs ``memory_estimate_mb`` and ``peak_memory_mb`` of the exact baselines' ok fits.
     estimate : callable
-        ``estimate(method, n_rows) -> MB``, the baseline's own memory estimate.
+        ``estimate(method, dataset, n_rows) -> MB``, the baseline's own memory estimate.
     budget_mb, paper_budget_mb : float
         The run's declared budget and a paper-like one (the paper's machine).
     full_sizes : dict
@@ -121,7 +120,7 @@ def memory_evidence(table, *, estimate, budget_mb, paper_budget_mb, full_sizes, 
     ratio = (ok["peak_memory_mb"] / ok["memory_estimate_mb"]).to_numpy(dtype=float)
     validated = bool(ratio.size) and bool(((ratio >= 1.0 / tolerance) & (ratio <= tolerance)).all())
     large = {name: rows for name, rows in full_sizes.items() if rows >= large_rows}
-    needs = {(name, method): float(estimate(method, rows)) for name, rows in large.items() for method in exact}
+    needs = {(name, method): float(estimate(method, name, rows)) for name, rows in large.items() for method in exact}
 
     def verdict(budget):
         if not validated or not needs:

@@ -27,8 +27,10 @@ import pandas as pd
 from scipy import stats
 
 from baselines.registry import METHODS as REGISTRY
+from qs3orao.datasets import get_spec
 
 from ..tables import comparison_auc, holm
+from .crossover import crossover_evidence, memory_evidence
 
 __all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "PROTOCOL_NAMES", "ProtocolClaims", "paper_methods",
            "counted_datasets", "empirical_claims"]
@@ -36,7 +38,7 @@ __all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "PROTOCOL_NAMES", "ProtocolClaims
 OURS = "qs3orao"
 EXACT = ("m-pnu-auc", "m-samult")
 DEFAULT_CRITERIA = {"alpha": 0.05, "most_cases": 0.5, "crossover_rows": 10_000, "crossover_slack": 2.0,
-                    "large_set_rows": 100_000, "non_inferiority_margin": 0.01, "labeled_only_method": None,
+                    "min_trials": 3, "large_set_rows": 100_000, "paper_budget_mb": 80 * 1024, "estimate_tolerance": 2.0, "non_inferiority_margin": 0.01, "labeled_only_method": None,
                     "reported_margins": [], "signal_level": None}
 KEYS = ("highest_auc", "beats_supervised", "faster_beyond_10k", "exact_out_of_memory", "unlabeled_data_help",
         "similar_generalisation")
@@ -90,48 +92,54 @@ def _beats_supervised(mean, paper):
 
 
 def _faster(table, criteria):
+    """8c, read only where QS3ORAO and an exact baseline both ran (:func:`crossover_evidence`)."""
     threshold = criteria["crossover_rows"] * criteria["crossover_slack"]
-    large = table[table["n_unlabeled"] >= threshold]
-    ours = large[(large["method"] == OURS) & (large["status"] == "ok")]
-    if ours.empty:
+    if not ((table["method"] == OURS) & (table["status"] == "ok") & (table["n_unlabeled"] >= threshold)).any():
         return _result("not evaluated", f"no QS3ORAO fit with >= {threshold:.0f} unlabeled rows")
-    cells = ours.groupby(["dataset", "n_unlabeled"])["fit_time"].mean()
-    wins, speedups = 0, []
-    for (dataset, size), our_time in cells.items():
-        rows = large[(large["dataset"] == dataset) & (large["n_unlabeled"] == size)]
-        beaten = True
-        for method in EXACT:
-            theirs = rows[rows["method"] == method]
-            if theirs.empty:
-                beaten = False
-            elif not (theirs["status"] == "out_of_memory_budget").any():
-                mean_time = theirs.loc[theirs["status"] == "ok", "fit_time"].mean()
-                beaten &= bool(mean_time > our_time)
-                speedups.append(mean_time / our_time)
-        wins += beaten
-    timed = (f"; speed-up where both ran: min {min(speedups):.2f}x, max {max(speedups):.2f}x" if speedups
-             else "; the exact baselines ran at none of these sizes")
-    return _result("holds" if wins == cells.size else "fails",
-                   f"QS3ORAO faster than both exact baselines (or they stopped at their memory budget) at "
-                   f"{wins}/{cells.size} (dataset, size) cells with >= {threshold:.0f} unlabeled rows{timed}")
+    result = crossover_evidence(table, beyond=threshold, min_trials=criteria["min_trials"], exact=EXACT)
+    return _result(result["verdict"], result["evidence"])
+
+
+def _full_rows(table):
+    """Dataset -> its rows in full: the registry's upstream shape, else the most rows a job of the table used."""
+    sizes = {}
+    for dataset, rows in table.groupby("dataset"):
+        try:
+            shape = get_spec(dataset).shape
+        except ValueError:  # a dataset the registry does not know (a local file, a generated set)
+            shape = None
+        sizes[dataset] = int(shape[0]) if shape else int((rows["n_labeled"] + rows["n_unlabeled"]).max())
+    return sizes
+
+
+def _memory_need(table):
+    """``need(method, dataset, n_rows)``: the baseline's own memory estimate (MiB) with the dataset's features."""
+    shapes = table.groupby("dataset")[["n_features", "n_classes", "n_labeled"]].max()
+
+    def need(method, dataset, n_rows):
+        d, k, n_labeled = (int(v) for v in shapes.loc[dataset])
+        estimate = REGISTRY[method].estimator.estimate_memory
+        if method == "m-pnu-auc":
+            return estimate(n_rows, d, k, n_labeled=min(n_labeled, n_rows)) / 2**20
+        return estimate(n_rows, d, k) / 2**20
+
+    return need
 
 
 def _out_of_memory(table, criteria):
-    exact = table[table["method"].isin(EXACT)]
-    large_sets = exact.groupby("dataset")["n_unlabeled"].max()
-    large_sets = large_sets[large_sets >= criteria["large_set_rows"]].index
-    if exact.empty or large_sets.empty:
-        return _result("not evaluated", f"no dataset on which the exact baselines were tried with >= "
-                                        f"{criteria['large_set_rows']} unlabeled rows (the claim is about the larger sets)")
-    at = exact[exact["dataset"].isin(large_sets)]
-    largest = at.groupby(["dataset", "method"])["n_unlabeled"].transform("max")
-    oom = at[at["n_unlabeled"] == largest].groupby(["dataset", "method"])["status"].apply(
-        lambda s: bool((s == "out_of_memory_budget").any()))
-    first = at[at["status"] == "out_of_memory_budget"].groupby(["dataset", "method"])["n_unlabeled"].min()
-    return _result("holds" if oom.all() else "fails",
-                   f"stopped by the memory budget at the largest size tried in {int(oom.sum())}/{oom.size} "
-                   f"(dataset, exact baseline) cells on sets with >= {criteria['large_set_rows']} unlabeled rows "
-                   f"(criterion: all); first stop: " + ", ".join(f"{d}/{m}: {int(n)}" for (d, m), n in first.items()))
+    """8d through the baselines' memory estimates, validated against measured peaks (:func:`memory_evidence`)."""
+    budgets = table.loc[table["method"].isin(EXACT), "memory_budget_mb"].dropna()
+    if budgets.empty:
+        return _result("not evaluated", "no exact baseline ran under a declared memory budget")
+    full_rows = _full_rows(table)
+    if max(full_rows.values()) < criteria["large_set_rows"]:
+        return _result("not evaluated", f"no dataset with >= {criteria['large_set_rows']} rows (the claim is about "
+                                        f"the larger sets)")
+    result = memory_evidence(table, estimate=_memory_need(table), budget_mb=float(budgets.max()),
+                             paper_budget_mb=criteria["paper_budget_mb"], full_sizes=full_rows,
+                             large_rows=criteria["large_set_rows"], tolerance=criteria["estimate_tolerance"],
+                             exact=EXACT)
+    return _result(result["verdict"], f"{result['evidence']} At the paper-like budget: {result['paper_verdict']}.")
 
 
 def _paired(auc, a, b, shift=0.0, alternative="two-sided"):
