@@ -12,7 +12,7 @@ from qs3orao.validation import UNLABELED, check_path_settings
 
 from ._budget import chunk_rows
 
-__all__ = ["SplitwiseModel", "check_threshold_loss", "check_split_values", "kernel_map", "in_chunks"]
+__all__ = ["LamPath", "SplitwiseModel", "check_threshold_loss", "check_split_values", "kernel_map", "in_chunks"]
 
 
 def check_split_values(values, n_splits, name, low, high, *, open_ends=False):
@@ -43,26 +43,26 @@ def in_chunks(features, X, n_outputs, coef):
     return out
 
 
-class SplitwiseModel(OrdinalEstimator):
-    """Shared tail of M-PNU-AUC and M-SAMULT: one function ``f_j`` per split ``j``.
+class LamPath:
+    """``fit_path`` over ``lam`` for an estimator whose fit is ``_prepare``, a solve, ``_finish``.
 
-    ``decision_function`` returns the ``k - 1`` columns ``f_j(x)``.  The
-    squared pairwise loss is blind to a constant shift of ``f_j``, so each
-    ``f_j`` gets its own threshold, fitted like QS3ORAO's thresholds (the
-    all-threshold loss, here with one threshold) on the split's labeled rows;
-    ``predict`` counts the splits whose threshold ``x`` passes.
+    The estimator provides ``_prepare(X, y, path) -> (X, codes, prepared)``
+    (everything ``lam`` does not change), ``_solve_path(prepared, codes, lams)``
+    (the coefficients of every ``lam``, from one factorisation) and
+    ``_finish(X, codes, prepared, coef)``.
     """
 
-    #: The parameters :meth:`fit_path` may vary between settings: the exact solvers share one
-    #: eigendecomposition over the whole ``lam`` path (:mod:`qs3orao.quadratic`).
+    #: The parameters :meth:`fit_path` may vary between settings: one eigendecomposition serves the whole
+    #: ``lam`` path (:mod:`qs3orao.quadratic`).
     PATH_PARAMS = ("lam",)
-    #: The tuning fits fewer values than this one by one: one eigendecomposition (and the kernel's root)
-    #: costs about as much as 7 LU solves per split (measured single-threaded at n = 400 and 1000), so
-    #: the path pays off from about 12 values of ``lam`` (the 24 of a long grid), not for the paper's 7.
+    #: The tuning fits fewer values than this one by one: for a kernel expansion one eigendecomposition
+    #: (and the kernel's root) costs about as much as 7 LU solves (measured single-threaded at n = 400 and
+    #: 1000), so the path pays off from about 12 values of ``lam`` (the 24 of a long grid), not for the
+    #: paper's 7.
     PATH_MIN_SETTINGS = 12
 
     def fit_path(self, X, y, settings):
-        """Fit one model per ``lam`` of ``settings``, every split's path from one eigendecomposition.
+        """Fit one model per ``lam`` of ``settings``, the whole path from one eigendecomposition.
 
         Each returned model equals ``clone(self).set_params(**setting).fit(X, y)``
         up to the solves' rounding (both are backward stable; their scores differ
@@ -92,6 +92,17 @@ class SplitwiseModel(OrdinalEstimator):
             fit.__dict__.update(fitted)
             fit._finish(X, codes, prepared, coef)
         return fits
+
+
+class SplitwiseModel(LamPath, OrdinalEstimator):
+    """Shared tail of M-PNU-AUC and M-SAMULT: one function ``f_j`` per split ``j``.
+
+    ``decision_function`` returns the ``k - 1`` columns ``f_j(x)``.  The
+    squared pairwise loss is blind to a constant shift of ``f_j``, so each
+    ``f_j`` gets its own threshold, fitted like QS3ORAO's thresholds (the
+    all-threshold loss, here with one threshold) on the split's labeled rows;
+    ``predict`` counts the splits whose threshold ``x`` passes.
+    """
 
     def _fit_thresholds(self, train_scores, codes):
         labeled = codes != UNLABELED

@@ -1,6 +1,6 @@
 """QS3ORAO's own objective solved exactly (``f*``), as an estimator: the reference column of the benchmark.
 
-A thin shell around :func:`qs3orao.exact.exact_solution`: the same objective,
+The estimator of :func:`qs3orao.exact.exact_solution`: the same objective,
 kernel, trade-offs and threshold fit as :class:`qs3orao.QS3ORAO`, minimised
 exactly over every labeled and unlabeled training row.  Beside QS3ORAO it
 separates what the stochastic optimiser loses (``f*`` against QS3ORAO) from
@@ -9,20 +9,21 @@ what the objective loses (``f*`` against the other methods).
 
 from __future__ import annotations
 
-import numpy as np
-
 from qs3orao.base import OrdinalEstimator
-from qs3orao.exact import exact_solution
+from qs3orao.exact import objective_value
+from qs3orao.kernels import gaussian_kernel
+from qs3orao.quadratic import kernel_root, ordinal_pairwise_risk, solve_kernel_expansion, solve_kernel_expansion_path
 from qs3orao.thresholds import fit_thresholds
 from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, check_shared_params
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
-from ._common import check_threshold_loss, in_chunks, kernel_map
+from ._common import LamPath, check_threshold_loss, in_chunks, kernel_map
+from .kernel_cache import cached
 
 __all__ = ["QS3ORAOExact"]
 
 
-class QS3ORAOExact(OrdinalEstimator):
+class QS3ORAOExact(LamPath, OrdinalEstimator):
     """The exact minimiser ``f*`` of QS3ORAO's objective (the paper's Equation (10)).
 
     Parameters
@@ -42,6 +43,7 @@ class QS3ORAOExact(OrdinalEstimator):
     X_fit_ : ndarray of shape (n_samples, n_features)
     objective_ : float
         ``L(f*)``.
+    tradeoff_ : ndarray of shape (n_classes - 1,)
     memory_estimate_ : int
 
     Examples
@@ -83,16 +85,33 @@ class QS3ORAOExact(OrdinalEstimator):
         -------
         self
         """
+        X, codes, (K, risk) = self._prepare(X, y)
+        return self._finish(X, codes, (K, risk), solve_kernel_expansion(K, codes, risk, self.lam))
+
+    def _prepare(self, X, y, path=False):
+        """Validate, check the memory budget (of the path solver with ``path``), make the kernel and the risk."""
         self._check_params()
-        X, codes, self.classes_, _ = check_semisupervised(X, y, tradeoff=self.tradeoff, classes=self.classes)
-        self.memory_estimate_ = check_budget("QS3ORAO-exact", self.estimate_memory(*X.shape, self.classes_.size),
-                                             self.memory_budget)
-        solution = exact_solution(X, y, gamma=self.gamma, lam=self.lam, tradeoff=self.tradeoff,
-                                  classes=self.classes_)
-        self.X_fit_, self.coef_ = solution.X, solution.coef
-        self.objective_ = float(solution.objective())
-        self.train_scores_ = solution.train_scores
-        del solution
+        X, codes, self.classes_, self.tradeoff_ = check_semisupervised(
+            X, y, tradeoff=self.tradeoff, classes=self.classes)
+        n = X.shape[0]
+        # The path holds the kernel's root and the eigenvectors beside the kernel and the system.
+        extra = 2 * FLOAT_BYTES * n * n if path else 0
+        self.memory_estimate_ = check_budget(
+            "QS3ORAO-exact", self.estimate_memory(n, X.shape[1], self.classes_.size) + extra, self.memory_budget)
+        K = cached("gaussian_kernel", (X,), (self.gamma,), lambda: gaussian_kernel(X, gamma=self.gamma))
+        return X, codes, (K, ordinal_pairwise_risk(self.classes_.size, self.tradeoff_))
+
+    def _solve_path(self, prepared, codes, lams):
+        """Coefficients of ``f*`` for every ``lam``, shape ``(len(lams), n)``."""
+        K, risk = prepared
+        root = cached("kernel_root", (K,), (), lambda: kernel_root(K))
+        return solve_kernel_expansion_path(K, codes, risk, lams, root=root)
+
+    def _finish(self, X, codes, prepared, coef):
+        K, _ = prepared
+        self.X_fit_, self.coef_ = X, coef
+        self.train_scores_ = K @ coef
+        self.objective_ = float(objective_value(coef, K, codes, self.tradeoff_, self.lam))
         labeled = codes != UNLABELED
         self.thresholds_, self.threshold_intervals_ = fit_thresholds(
             self.train_scores_[labeled], codes[labeled], self.classes_.size, self.threshold_loss,

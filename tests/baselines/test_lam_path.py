@@ -1,4 +1,5 @@
-"""M-SAMULT and M-PNU-AUC over a lam path: one eigendecomposition per split, the models of separate fits.
+"""The exact solvers over a lam path (M-SAMULT, M-PNU-AUC, f*, RFF-AUC, Nystroem-AUC): one eigendecomposition
+per split, the models of separate fits.
 
 The solvers' agreement is checked system by system in tests/core/test_lam_path.py
 (backward errors at rounding level, forward difference within the condition number);
@@ -10,9 +11,9 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 
-from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded
+from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded, NystromAUC, QS3ORAOExact, RFFAUC
 from baselines.model_selection import cross_validate_params
-from baselines.registry import TuningGrid
+from baselines.registry import TuningGrid, make_method
 
 LAMS = [2.0 ** e for e in range(-10, 4)]
 
@@ -21,7 +22,10 @@ pytestmark = pytest.mark.filterwarnings("ignore:the regularised risk is not conv
 
 @pytest.mark.parametrize("estimator", [MSAMULT(gamma=2.0, tradeoff=[0.3, 1.0]), MSAMULT(gamma=0.5, tradeoff=0.0),
                                        MPNUAUC(gamma=2.0, pnu_mix=[0.4, -0.6]),
-                                       MPNUAUC(gamma=2.0, pnu_mix=0.5, n_basis=40, random_state=3)])
+                                       MPNUAUC(gamma=2.0, pnu_mix=0.5, n_basis=40, random_state=3),
+                                       QS3ORAOExact(gamma=2.0, tradeoff=[0.3, 1.0]),
+                                       RFFAUC(n_random_features=64, gamma=2.0, tradeoff=0.5, random_state=5),
+                                       NystromAUC(n_landmarks=50, gamma=2.0, tradeoff=[0.0, 0.7], random_state=5)])
 def test_fit_path_gives_the_models_of_separate_fits(estimator, make_problem):
     X, y, _ = make_problem(n=160, n_labeled=60, n_classes=3, seed=2)
     Z = np.random.default_rng(1).uniform(size=(40, X.shape[1]))
@@ -44,23 +48,30 @@ def test_fit_path_varies_only_lam(make_problem):
         MPNUAUC().fit_path(X, y, [dict(lam=0.0)])
 
 
-def test_the_samult_path_counts_its_extra_matrices_in_the_budget(make_problem):
+@pytest.mark.parametrize("estimator, matrix", [(MSAMULT(), "n"), (QS3ORAOExact(), "n"),
+                                               (NystromAUC(n_landmarks=100, random_state=0), "D")])
+def test_a_path_counts_its_extra_matrices_in_the_budget(estimator, matrix, make_problem):
     X, y, _ = make_problem(n=150)
-    n = X.shape[0]
-    budget = MSAMULT.estimate_memory(n, X.shape[1], 3) + 8 * n * n  # one fit fits, the path needs two more n x n
-    MSAMULT(memory_budget=budget).fit(X, y)
+    side = X.shape[0] if matrix == "n" else 100
+    one = clone(estimator).fit(X, y).memory_estimate_
+    budget = one + 8 * side * side  # one fit fits, the path needs two more side x side matrices
+    clone(estimator).set_params(memory_budget=budget).fit(X, y)
     with pytest.raises(MemoryBudgetExceeded):
-        MSAMULT(memory_budget=budget).fit_path(X, y, [dict(lam=1.0), dict(lam=2.0)])
+        clone(estimator).set_params(memory_budget=budget).fit_path(X, y, [dict(lam=1.0), dict(lam=2.0)])
 
 
-@pytest.mark.parametrize("name, split_param, values", [("m-samult", "tradeoff", (0.0, 0.5, 1.0)),
-                                                       ("m-pnu-auc", "pnu_mix", (-0.5, 0.0, 0.5))])
-def test_the_tuning_picks_the_same_candidate_with_the_lam_path(name, split_param, values, make_problem):
+@pytest.mark.parametrize("name, split_param, values, separable", [
+    ("m-samult", "tradeoff", (0.0, 0.5, 1.0), True), ("m-pnu-auc", "pnu_mix", (-0.5, 0.0, 0.5), True),
+    ("qs3orao-exact", "tradeoff", (0.0, 0.5, 1.0), False), ("rff-auc", "tradeoff", (0.0, 0.5, 1.0), False),
+    ("nystrom-auc", "tradeoff", (0.0, 0.5, 1.0), False)])
+def test_the_tuning_picks_the_same_candidate_with_the_lam_path(name, split_param, values, separable, make_problem):
     X, y, _ = make_problem(n=150, n_labeled=60, n_classes=3, seed=4)
     grid = TuningGrid({"gamma": (1.0, 4.0), "lam": tuple(2.0 ** np.arange(-8, 4))}, split_param, values, 0.0,
-                      separable=True)
-    fast = cross_validate_params(name, X, y, grid, n_folds=3)
-    slow = cross_validate_params(name, X, y, grid, n_folds=3, use_path=False)
+                      separable=separable)
+    # a seeded map, as the pipeline's tuning gives it (random_state None would draw a new map per separate fit)
+    fixed = {"random_state": 0} if "random_state" in make_method(name).get_params() else None
+    fast = cross_validate_params(name, X, y, grid, n_folds=3, fixed_params=fixed)
+    slow = cross_validate_params(name, X, y, grid, n_folds=3, fixed_params=fixed, use_path=False)
     assert fast.best_params == slow.best_params
     pd.testing.assert_frame_equal(pd.DataFrame(fast.table), pd.DataFrame(slow.table), check_exact=False,
                                   atol=1e-9, rtol=0)

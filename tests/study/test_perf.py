@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from qs3study.perf import throughput_vs_gemm
+from qs3study.perf import lam_path_ratio, throughput_vs_gemm
 
 
 def test_throughput_rows_time_each_backend_and_say_which_ran():
@@ -15,3 +15,14 @@ def test_throughput_rows_time_each_backend_and_say_which_ran():
     assert "trig_backend=auto (ran numba)" in details["throughput_vs_gemm"]
     assert "trig_backend=auto (ran numpy)" in details["throughput_vs_gemm_float32"]
     assert all(np.isfinite(value) and value > 0 for _, value, _ in rows)
+
+
+def test_lam_path_rows_time_every_path_solver_against_its_own_solve():
+    rows = lam_path_ratio(n_samples=120, n_features=3, n_classes=3, n_labeled=60, gamma=0.5,
+                          lams=[2.0 ** e for e in range(-4, 2)], tradeoff=0.5, pnu_mix=0.0, repeat=1)
+    assert [name for name, _, _ in rows] == [f"lam_path_ratio[{m}]" for m in
+                                              ("M-PNU-AUC", "M-SAMULT", "exact", "RFF-AUC", "Nystroem-AUC")]
+    for name, ratio, detail in rows:
+        assert np.isfinite(ratio) and ratio > 0
+        gap = float(detail.rsplit(": ", 1)[1])  # the path's model at the first lam against its own solve
+        assert gap < 1e-8, (name, detail)

@@ -15,7 +15,7 @@ import tracemalloc
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded
+from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded, NystromAUC, RFFAUC
 from qs3orao import QS3ORAO
 from qs3orao.exact import exact_solution, exact_solution_path
 from qs3orao._reference import reference_decision_function, reference_fit
@@ -135,6 +135,7 @@ def throughput_vs_gemm(*, n_samples, n_features, n_components, n_blocks, n_jobs=
 
 
 EXACT_BASELINES = {"M-PNU-AUC": MPNUAUC, "M-SAMULT": MSAMULT}
+FEATURE_MAPS = {"RFF-AUC": RFFAUC, "Nystroem-AUC": NystromAUC}
 
 
 def _largest_within(estimate, budget, limit=10**7):
@@ -226,7 +227,7 @@ def grid_pass_ratio(*, n_samples, n_features, n_classes, n_labeled, params, lams
 
 def lam_path_ratio(*, n_samples, n_features, n_classes, n_labeled, gamma, lams, tradeoff, pnu_mix, repeat=3,
                    blas_threads=1, seed=0):
-    """Time of each exact solver's ``lam`` path / time of one solve (kernel work included in both).
+    """Time of each exact solver's ``lam`` path / time of one solve (kernel or map work included in both).
 
     Both sides run on ``blas_threads`` BLAS threads, as the tuning jobs do (one);
     on a loaded machine more threads slow the factorisations of both sides
@@ -244,6 +245,11 @@ def lam_path_ratio(*, n_samples, n_features, n_classes, n_labeled, gamma, lams, 
         "exact": (lambda: exact_solution(X, y, gamma=gamma, lam=lams[0], tradeoff=tradeoff),
                   lambda: exact_solution_path(X, y, gamma=gamma, lams=lams, tradeoff=tradeoff),
                   lambda fit: fit.train_scores),
+        **{name: (lambda cls=cls: cls(gamma=gamma, lam=lams[0], tradeoff=tradeoff, random_state=seed).fit(X, y),
+                  lambda cls=cls: cls(gamma=gamma, tradeoff=tradeoff, random_state=seed).fit_path(
+                      X, y, [dict(lam=v) for v in lams]),
+                  lambda fit: fit.train_scores_)
+           for name, cls in FEATURE_MAPS.items()},
     }
     rows = []
     for name, (one, path, scores) in solvers.items():
