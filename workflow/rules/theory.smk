@@ -93,6 +93,23 @@ rule theory_huber:
         "../scripts/theory_convergence.py"
 
 
+# Row O with a data-based offset (issue 22, item 10): the primary grid under step_offset="auto-data".
+rule theory_offset_data:
+    params:
+        design=THEORY_DESIGN,
+        grid=_study_section("convergence"),
+        section=_study_section("offset_data"),
+    output:
+        records=f"{THEORY_OUT}/offset_data.csv",
+    threads: 2
+    log:
+        "results/theory/logs/offset_data.log",
+    benchmark:
+        "results/theory/benchmarks/offset_data.tsv"
+    script:
+        "../scripts/theory_offset_data.py"
+
+
 rule theory_complexity:
     params:
         design=THEORY_DESIGN,
