@@ -173,7 +173,8 @@ def data_curvature_bound(X, codes, tradeoff, *, gamma, n_draws=DEFAULT_DRAWS, de
     Raises
     ------
     ValueError
-        For a bad argument (named in the message), or a split with no positive or no negative row.
+        For a bad argument (named in the message), a split with no positive or no negative row, or a
+        trade-off below 1 without unlabeled rows.
 
     Examples
     --------
@@ -201,11 +202,13 @@ def data_curvature_bound(X, codes, tradeoff, *, gamma, n_draws=DEFAULT_DRAWS, de
         raise ValueError(f"delta must be a failure probability in (0, 1), got {delta!r}")
     if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or random_state < 0:
         raise ValueError(f"random_state must be a non-negative int, got {random_state!r}")
-    splits, _ = split_members(codes, tradeoff.size)
+    splits, unlabeled = split_members(codes, tradeoff.size)
     for j, (pos, neg) in enumerate(splits):
         if not (pos.size and neg.size):
             raise ValueError(f"split {j} needs at least one positive (class > {j}) and one negative row, "
                              f"got {pos.size} and {neg.size}")
+    if not unlabeled.size and np.any(tradeoff < 1.0):
+        raise ValueError(f"tradeoff {tradeoff!r} below 1 weighs unlabeled rows, and codes have none (-1)")
     rows, hessian = sampled_risk_hessian(codes, tradeoff, int(n_draws), curvature_rng(int(random_state)))
     estimate = top_curvature(gaussian_kernel(X[rows], gamma=float(gamma)), hessian)
     data_free = curvature_bound(tradeoff)

@@ -26,7 +26,7 @@ THEORY_RESULTS_CONFIGURATIONS = [os.path.relpath(os.path.join(workflow.basedir, 
                                  for path in _RESULTS_CONFIGURATIONS]
 THEORY_DATA = [f"{THEORY_OUT}/{name}.csv"
                for name in ("convergence", "problems", "summary", "rate", "rate_summary", "huber", "huber_problems",
-                            "huber_summary", "complexity")]
+                            "huber_summary", "offset_data", "offset_data_summary", "complexity")]
 
 
 rule theory:
@@ -136,6 +136,7 @@ rule theory_ledger:
         rate=f"{THEORY_OUT}/rate.csv",
         huber=f"{THEORY_OUT}/huber.csv",
         huber_problems=f"{THEORY_OUT}/huber_problems.csv",
+        offset_data=f"{THEORY_OUT}/offset_data.csv",
         complexity=f"{THEORY_OUT}/complexity.csv",
         results_table=THEORY_RESULTS_TABLES,
         results_configuration=THEORY_RESULTS_CONFIGURATIONS,
@@ -145,6 +146,7 @@ rule theory_ledger:
         summary=f"{THEORY_OUT}/summary.csv",
         rate_summary=f"{THEORY_OUT}/rate_summary.csv",
         huber_summary=f"{THEORY_OUT}/huber_summary.csv",
+        offset_data_summary=f"{THEORY_OUT}/offset_data_summary.csv",
     log:
         "results/theory/logs/ledger.log",
     benchmark:

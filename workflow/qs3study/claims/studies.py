@@ -104,7 +104,7 @@ def run_convergence(design, *, n_jobs, progress=None):
     return records, table
 
 
-def offset_data_bounds(design, problems):
+def offset_data_bounds(design):
     """Per instance, the data-based curvature bound of the offset_data section.
 
     The bound depends on the rows, the trade-off and the kernel, not on ``lam``: it is
@@ -117,8 +117,8 @@ def offset_data_bounds(design, problems):
     """
     spec, conv = design["offset_data"], design["convergence"]
     bounds = {}
-    for instance in conv["instances"]:
-        problem = problems[(instance, float(conv["lambdas"][0]))]
+    for instance, instance_spec in conv["instances"].items():
+        problem = make_problem(**instance_spec, lam=float(conv["lambdas"][0]))
         bounds[instance] = data_curvature_bound(problem.X, problem.codes, problem.tradeoff, gamma=problem.gamma,
                                                 n_draws=int(spec["n_draws"]), delta=float(spec["delta"]),
                                                 random_state=int(spec["seed"]))
@@ -128,7 +128,7 @@ def offset_data_bounds(design, problems):
 def offset_data_cells(design, problems):
     """The offset_data section's cells: the convergence section's primary grid under ``step_offset="auto-data"``."""
     spec, conv = design["offset_data"], design["convergence"]
-    bounds = offset_data_bounds(design, problems)
+    bounds = offset_data_bounds(design)
     return [{"instance": instance, "lam": float(lam), "theta_lam": float(c),
              "batch_size": int(conv["primary"]["batch_size"]), "n_components": int(conv["primary"]["n_components"]),
              "schedule": spec["schedule"],
