@@ -12,6 +12,7 @@ from .base import OrdinalEstimator
 from .divergence import DivergenceError
 from .engine import BLOCK_STORAGE, resolve_n_jobs, train, train_path
 from .kernels import resolve_seed
+from .curvature import data_curvature_bound
 from .schedule import check_step_offset, resolve_step_offset
 from .thresholds import ORDINAL_LOGISTIC, check_threshold_loss, fit_thresholds
 from .validation import (UNLABELED, check_path_settings, check_positive, check_semisupervised,
@@ -52,7 +53,7 @@ class QS3ORAO(OrdinalEstimator):
         Step-size scale, ``eta_t = theta / (t + step_offset)``.  Default
         ``1.5 / lam``, the middle of the range ``theta * lam in (1, 2)`` of the
         paper's theorem.
-    step_offset : float >= 0 or "auto", default=0
+    step_offset : float >= 0, "auto" or "auto-data", default=0
         ``t0`` of the step ``eta_t = theta / (t + t0)``.  0 is the paper's
         schedule, whose first steps expand the error when
         ``theta * (lam + h) > 2`` (``h`` the risk's curvature, up to
@@ -60,8 +61,13 @@ class QS3ORAO(OrdinalEstimator):
         "auto" is the smallest ``t0`` with ``eta_1 (lam + h_bar) <= 1`` for the
         data-free curvature bound ``h_bar`` of
         :func:`qs3orao.schedule.curvature_bound`, so that every step contracts
-        the error.  Any ``t0`` keeps the O(1/t) rate under the same condition
-        ``theta * lam in (1, 2)``; see :mod:`qs3orao.schedule`.
+        the error.  "auto-data" takes the same rule with a data-based bound
+        on the full risk's curvature that holds with probability at least
+        0.99 (:func:`qs3orao.curvature.data_curvature_bound`, drawn from the
+        training rows with ``seed_``): a smaller ``t0`` under which every
+        expected step contracts, not every sampled one.  Any ``t0`` keeps the
+        O(1/t) rate under the same condition ``theta * lam in (1, 2)``; see
+        :mod:`qs3orao.schedule`.
     tradeoff : float or array-like of shape (k - 1,), default=0.5
         ``gamma^j`` in [0, 1]: weight of the labeled-only AUC risk of split ``j``.
     threshold_loss : {"ordinal_logistic", "hinge", "squared_hinge", "logistic"}, default="ordinal_logistic"
@@ -196,7 +202,7 @@ class QS3ORAO(OrdinalEstimator):
         self._check_params()
         X, codes, self.classes_, weights = check_semisupervised(X, y, tradeoff=self.tradeoff, classes=self.classes)
         self.seed_ = resolve_seed(self.random_state)
-        self._resolve_schedule(weights)
+        self._resolve_schedule(weights, X, codes)
         model, train_scores = train(
             X, codes, weights, n_iter=self.n_iter, batch_size=self.batch_size, n_components=self.n_components,
             gamma=float(self.gamma), lam=float(self.lam), theta=self.theta_, seed=self.seed_,
@@ -246,7 +252,8 @@ class QS3ORAO(OrdinalEstimator):
         seed = resolve_seed(self.random_state)
         for estimator in estimators:
             estimator.classes_, estimator.seed_ = classes, seed
-            estimator._resolve_schedule(check_semisupervised_tradeoff(estimator.tradeoff, codes, classes.size - 1))
+            estimator._resolve_schedule(check_semisupervised_tradeoff(estimator.tradeoff, codes, classes.size - 1),
+                                        X, codes)
         # As many settings per pass as keep their coefficients within half of max_memory (at least one).
         per_pass = max(1, int(self.max_memory // (2 * self.n_iter * 2 * self.n_components * 8)))
         fitted = []
@@ -261,12 +268,14 @@ class QS3ORAO(OrdinalEstimator):
                        for estimator, model, scores in zip(batch, models, train_scores.T)]
         return fitted
 
-    def _resolve_schedule(self, weights):
-        """Set ``tradeoff_``, ``theta_`` and ``step_offset_`` for the validated split weights."""
+    def _resolve_schedule(self, weights, X, codes):
+        """Set ``tradeoff_``, ``theta_`` and ``step_offset_`` for the validated split weights and training rows."""
         self.tradeoff_ = weights
         self.theta_ = 1.5 / self.lam if self.theta is None else float(self.theta)
-        self.step_offset_ = resolve_step_offset(self.step_offset, theta=self.theta_, lam=float(self.lam),
-                                                tradeoff=weights)
+        self.step_offset_ = resolve_step_offset(
+            self.step_offset, theta=self.theta_, lam=float(self.lam), tradeoff=weights,
+            data_curvature=lambda: data_curvature_bound(X, codes, weights, gamma=float(self.gamma),
+                                                        random_state=self.seed_).bound)
 
     def _engine_options(self):
         return dict(block_storage=self.block_storage, max_memory=self.max_memory, dtype=_DTYPES[self.dtype],

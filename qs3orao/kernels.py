@@ -17,10 +17,11 @@ import numbers
 import numpy as np
 from scipy.spatial.distance import cdist
 
-__all__ = ["gaussian_kernel", "resolve_seed", "sampling_rng", "frequency_block", "fourier_features"]
+__all__ = ["gaussian_kernel", "resolve_seed", "sampling_rng", "curvature_rng", "frequency_block", "fourier_features"]
 
 _FREQUENCY_STREAM = 1
 _SAMPLING_STREAM = 0
+_CURVATURE_STREAM = 2
 
 
 def gaussian_kernel(X, Y=None, *, gamma):
@@ -62,6 +63,11 @@ def resolve_seed(random_state):
 def sampling_rng(seed):
     """The generator that draws the training rows of every iteration."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_SAMPLING_STREAM,)))
+
+
+def curvature_rng(seed):
+    """The generator of ``step_offset="auto-data"``'s curvature estimate (apart from the training rows')."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_CURVATURE_STREAM,)))
 
 
 def frequency_block(seed, block, n_components, n_features, gamma):

@@ -23,7 +23,7 @@ import numpy as np
 
 from .validation import UNLABELED
 
-__all__ = ["pair_risk", "split_risk", "ordinal_risk", "ordinal_risk_hessian", "split_members"]
+__all__ = ["pair_risk", "split_risk", "ordinal_risk", "ordinal_risk_hessian", "risk_hessian_of_sets", "split_members"]
 
 
 def pair_risk(FA, FB):
@@ -130,8 +130,26 @@ def ordinal_risk_hessian(codes, tradeoff):
     ndarray of shape (n, n)
     """
     splits, unlabeled = split_members(codes, tradeoff.size)
-    H = np.zeros((codes.size, codes.size))
-    for (pos, neg), weight in zip(splits, tradeoff):
+    return risk_hessian_of_sets([(pos, neg, unlabeled) for pos, neg in splits], tradeoff, codes.size)
+
+
+def risk_hessian_of_sets(sets, tradeoff, n):
+    """Hessian in the scores of ``mean_j R^j`` with the rows of split ``j`` given as index sets.
+
+    Parameters
+    ----------
+    sets : sequence of (positives, negatives, unlabeled) index arrays, one per split
+        The whole classes (the risk) or one step's sampled rows (a sampled risk).
+    tradeoff : ndarray of shape (k - 1,)
+    n : int
+        Number of scores.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+    """
+    H = np.zeros((n, n))
+    for (pos, neg, unlabeled), weight in zip(sets, tradeoff):
         _add_pair_hessian(H, pos, neg, weight)
         if weight < 1.0 and unlabeled.size:
             _add_pair_hessian(H, pos, unlabeled, 1.0 - weight)

@@ -90,6 +90,19 @@ Lemma 2 fails for ``t0 = 0``.)  What the offset changes is the transient the
 bound hides: the paper's constants assume a bounded loss derivative ``M``, which the squared loss
 has only while the scores stay bounded, and the expanding first steps are what
 break that.
+
+The data-based offset
+---------------------
+``h_bar`` is reached only by a sampled pair far apart in the kernel's metric; the
+full risk's curvature ``h`` is often several times smaller (on the theory study's
+instances ``h`` is about 1 against ``h_bar = 6``).  ``"auto-data"`` takes the same
+``t0 = ceil(theta (lam + h_delta) - 1)`` with ``h_delta`` from
+:func:`qs3orao.curvature.data_curvature_bound`: the exact largest curvature of
+the mean of ``m`` sampled single-sample risks plus McDiarmid's margin
+``h_bar sqrt(ln(1/delta) / (2m))`` (``m = 256``, ``delta = 0.01`` by default), capped
+at ``h_bar``, so ``h <= h_delta`` with probability at least ``1 - delta`` over the
+draws and the offset is never above ``"auto"``'s.  It guarantees less: every
+*expected* step contracts (``eta_t (lam + h) <= 1``), not every sampled one.
 """
 
 from __future__ import annotations
@@ -99,9 +112,12 @@ import numbers
 
 import numpy as np
 
-__all__ = ["AUTO", "curvature_bound", "auto_step_offset", "check_step_offset", "resolve_step_offset", "step_size"]
+__all__ = ["AUTO", "AUTO_DATA", "curvature_bound", "contracting_offset", "auto_step_offset", "check_step_offset",
+           "resolve_step_offset", "step_size"]
 
 AUTO = "auto"
+AUTO_DATA = "auto-data"
+_NAMED = (AUTO, AUTO_DATA)
 
 
 def curvature_bound(tradeoff, kernel_bound=1.0):
@@ -128,6 +144,44 @@ def curvature_bound(tradeoff, kernel_bound=1.0):
     return float(4.0 * kernel_bound * np.mean(2.0 - tradeoff))
 
 
+def contracting_offset(theta, lam, curvature, *, name=AUTO):
+    """Smallest integer ``t0 >= 0`` with ``theta / (1 + t0) * (lam + curvature) <= 1``.
+
+    Parameters
+    ----------
+    theta, lam : float
+    curvature : float
+        An upper bound on the curvature the offset must tame.
+    name : str, default="auto"
+        The ``step_offset`` value being resolved, for the error message.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        When ``theta * (lam + curvature)`` overflows.
+
+    Examples
+    --------
+    >>> contracting_offset(theta=30.0, lam=0.05, curvature=1.0)
+    31
+    """
+    stiffness = lam + curvature
+    product = theta * stiffness
+    if not math.isfinite(product):
+        raise ValueError(f"theta * (lam + curvature bound) = {theta!r} * {stiffness!r} overflows; "
+                         f"step_offset={name!r} needs a finite product (a smaller theta)")
+    offset = max(0, math.ceil(product - 1.0))
+    # Guard the rounding of theta * stiffness: the defining inequality must hold exactly.  Above
+    # 2**53, ``1.0 + offset`` moves only by whole spacings of the floats, so step by at least one of them.
+    while theta / (1.0 + offset) * stiffness > 1.0:
+        offset = max(offset + 1, math.ceil(math.nextafter(1.0 + offset, math.inf)))
+    return offset
+
+
 def auto_step_offset(theta, lam, tradeoff):
     """Smallest integer ``t0 >= 0`` with ``theta / (1 + t0) * (lam + h_bar) <= 1``.
 
@@ -145,34 +199,40 @@ def auto_step_offset(theta, lam, tradeoff):
     >>> auto_step_offset(theta=30.0, lam=0.05, tradeoff=[0.5, 0.5, 0.5])
     181
     """
-    stiffness = lam + curvature_bound(tradeoff)
-    product = theta * stiffness
-    if not math.isfinite(product):
-        raise ValueError(f"theta * (lam + curvature bound) = {theta!r} * {stiffness!r} overflows; "
-                         f"step_offset='auto' needs a finite product (a smaller theta)")
-    offset = max(0, math.ceil(product - 1.0))
-    # Guard the rounding of theta * stiffness: the defining inequality must hold exactly.  Above
-    # 2**53, ``1.0 + offset`` moves only by whole spacings of the floats, so step by at least one of them.
-    while theta / (1.0 + offset) * stiffness > 1.0:
-        offset = max(offset + 1, math.ceil(math.nextafter(1.0 + offset, math.inf)))
-    return offset
+    return contracting_offset(theta, lam, curvature_bound(tradeoff))
 
 
-def resolve_step_offset(step_offset, *, theta, lam, tradeoff):
-    """The numeric offset ``t0`` for a ``step_offset`` parameter (a number >= 0 or ``"auto"``).
+def resolve_step_offset(step_offset, *, theta, lam, tradeoff, data_curvature=None):
+    """The numeric offset ``t0`` for a ``step_offset`` parameter (a number >= 0, ``"auto"`` or ``"auto-data"``).
+
+    Parameters
+    ----------
+    step_offset : float >= 0, "auto" or "auto-data"
+    theta, lam : float
+    tradeoff : array-like of shape (k - 1,)
+    data_curvature : callable, optional
+        Returns the data-based curvature bound (e.g. the ``bound`` of
+        :func:`qs3orao.curvature.data_curvature_bound`); called only for ``"auto-data"``, which needs it.
 
     Raises
     ------
     ValueError, TypeError
-        When ``step_offset`` is neither ``"auto"`` nor a finite number >= 0.
+        When ``step_offset`` is neither a finite number >= 0 nor one of the named values, or
+        ``"auto-data"`` comes without ``data_curvature``.
     """
-    if check_step_offset(step_offset) == AUTO:
+    value = check_step_offset(step_offset)
+    if value == AUTO:
         return float(auto_step_offset(theta, lam, tradeoff))
-    return check_step_offset(step_offset)
+    if value == AUTO_DATA:
+        if data_curvature is None:
+            raise ValueError(f"step_offset={AUTO_DATA!r} needs the data (data_curvature); "
+                             f"it is resolved when fitting")
+        return float(contracting_offset(theta, lam, float(data_curvature()), name=AUTO_DATA))
+    return value
 
 
 def check_step_offset(step_offset):
-    """The offset ``t0`` as a float for a number ``>= 0``; ``"auto"`` is returned unchanged.
+    """The offset ``t0`` as a float for a number ``>= 0``; ``"auto"`` and ``"auto-data"`` are returned unchanged.
 
     Needs no data, so an estimator's parameter checks (and the pipeline's plan) run it before fitting.
     A Python integer too large for a float is refused, not rounded to infinity.
@@ -180,14 +240,16 @@ def check_step_offset(step_offset):
     Raises
     ------
     ValueError, TypeError
-        When ``step_offset`` is neither ``"auto"`` nor a finite number >= 0.
+        When ``step_offset`` is neither one of the named values nor a finite number >= 0.
     """
     if isinstance(step_offset, str):
-        if step_offset != AUTO:
-            raise ValueError(f"step_offset must be a number >= 0 or {AUTO!r} (lower case), got {step_offset!r}")
+        if step_offset not in _NAMED:
+            raise ValueError(f"step_offset must be a number >= 0, {AUTO!r} or {AUTO_DATA!r} (lower case), "
+                             f"got {step_offset!r}")
         return step_offset
     if isinstance(step_offset, bool) or not isinstance(step_offset, numbers.Real):
-        raise TypeError(f"step_offset must be a number >= 0 or {AUTO!r}, got {type(step_offset).__name__}")
+        raise TypeError(f"step_offset must be a number >= 0, {AUTO!r} or {AUTO_DATA!r}, "
+                        f"got {type(step_offset).__name__}")
     try:
         value = float(step_offset)
     except OverflowError:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..curvature import top_curvature
 from ..datasets.generated import make_latent_regression
 from ..exact import exact_solution
 from ..kernels import fourier_features, frequency_block, sampling_rng
@@ -108,10 +109,7 @@ def largest_curvature(problem):
     curvature is the largest eigenvalue of ``K H``, computed as that of the
     symmetric ``K^{1/2} H K^{1/2}``.
     """
-    H = ordinal_risk_hessian(problem.codes, problem.tradeoff)
-    values, vectors = np.linalg.eigh(problem.kernel)
-    root = (vectors * np.sqrt(np.clip(values, 0.0, None))) @ vectors.T
-    return float(np.linalg.eigvalsh(root @ H @ root)[-1])
+    return top_curvature(problem.kernel, ordinal_risk_hessian(problem.codes, problem.tradeoff))
 
 
 def predicted_amplification(theta, lam, curvature, n_iter, step_offset=0.0):

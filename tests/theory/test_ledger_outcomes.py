@@ -7,12 +7,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from qs3orao.curvature import CurvatureBound
 from qs3orao.theory import checks
 from qs3study.claims import verdicts as v
+from qs3study.claims.assemble import _offset_data as _offset_data_summary
 from qs3study.claims.assemble import exponents_of, local_exponents_of, tail_exponents_of
 from qs3study.claims.design import load_design
 from qs3study.claims.ledger import build_claims
 from qs3study.claims.rate import rate_classes
+from qs3study.claims.studies import build_problems, offset_data_cells
 from qs3study.claims.summary import summarise
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -76,7 +79,7 @@ def complexity():
     return pd.read_csv(COMMITTED / "complexity.csv")
 
 
-def _ledger(design, real_checks, summary, complexity, *, rates=None, empirical=None):
+def _ledger(design, real_checks, summary, complexity, *, rates=None, empirical=None, offset_data=None):
     criteria = design["complexity"]["criteria"]
     if rates is None:
         slopes = {("A", 1.0, 1.5): -1.0, ("B", 1.0, 4.0): -0.98}
@@ -86,8 +89,47 @@ def _ledger(design, real_checks, summary, complexity, *, rates=None, empirical=N
         huber_rates=rates, huber_settings="huber settings", settings="settings", design=design,
         exponents=exponents_of(complexity, criteria["confidence"]), local_exponents=local_exponents_of(complexity),
         tail_exponents=tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"]),
-        empirical=empirical, empirical_reason="no table")
+        empirical=empirical, empirical_reason="no table", **(offset_data or _offset_data(summary)))
     return {c.id: c for c in claims}
+
+
+def _offset_data(summary, bound=1.5, **cell_values):
+    """Row O-data's inputs: the data-free offset's cells standing in for the data-based ones, and a bound."""
+    cells = summary[summary["schedule"] == "offset_auto"].assign(schedule="offset_auto_data", **cell_values)
+    bound = CurvatureBound(estimate=bound - 0.5, deviation=0.5, data_free=6.0, bound=bound, n_draws=256, delta=0.01)
+    return {"offset_data_summary": cells, "offset_data_bounds": {name: bound for name in cells["instance"].unique()}}
+
+
+def test_offset_data_row_follows_its_cells_and_its_bound(design, real_checks, summary, complexity):
+    ledger = _ledger(design, real_checks, summary, complexity)
+    assert ledger["O-data"].verdict == ledger["O"].verdict  # the same cells under row O's criteria
+    paper = summary[(summary["schedule"] == "paper") & (summary["batch_size"] == 1)].set_index(
+        ["instance", "lam", "theta_lam"])
+    auto = summary[summary["schedule"] == "offset_auto"].set_index(["instance", "lam", "theta_lam"])
+    tame = _offset_data(summary, measured_peak=1.0)
+    tame["offset_data_summary"]["error_mean_rate"] = paper.loc[auto.index, "error_mean_rate"].to_numpy()
+    row = _ledger(design, real_checks, summary, complexity, offset_data=tame)["O-data"]
+    assert row.verdict == v.HOLDS and "Largest measured peak with the offset: 1 " in row.evidence
+    wild = _ledger(design, real_checks, summary, complexity, offset_data=_offset_data(summary, measured_peak=50.0))
+    assert wild["O-data"].verdict == v.FAILS
+    exact = summary["curvature"].max()
+    assert "<= h_delta" in _ledger(design, real_checks, summary, complexity,
+                                    offset_data=_offset_data(summary, bound=exact + 1))["O-data"].evidence
+    assert "> h_delta" in _ledger(design, real_checks, summary, complexity,
+                                  offset_data=_offset_data(summary, bound=exact / 2))["O-data"].evidence
+
+
+def test_offset_data_from_another_design_is_refused(design, tmp_path):
+    """The ledger recomputes the design's offsets and refuses records whose offsets differ."""
+    problems, _ = build_problems(design)
+    cells = pd.DataFrame(offset_data_cells(design, problems))
+    cells.to_csv(tmp_path / "right.csv", index=False)
+    cells.loc[3, "step_offset"] += 1
+    cells.to_csv(tmp_path / "wrong.csv", index=False)
+    with pytest.raises(ValueError, match="not this design's run"):
+        _offset_data_summary(design, tmp_path / "wrong.csv", pd.DataFrame())
+    with pytest.raises(KeyError):  # past the check: the summary needs the study's records, not the cells alone
+        _offset_data_summary(design, tmp_path / "right.csv", pd.DataFrame())
 
 
 def _flip_checks(c):
@@ -209,7 +251,7 @@ def test_huber_rows_test_the_theorem_where_its_premise_holds(design, real_checks
         huber_settings="h", settings="s", design=design, exponents=exponents_of(complexity, criteria["confidence"]),
         local_exponents=local_exponents_of(complexity),
         tail_exponents=tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"]),
-        empirical=None, empirical_reason="-")
+        empirical=None, empirical_reason="-", **_offset_data(summary))
     rows = {c.id: c for c in claims}
     assert rows["6"].verdict == v.PREMISE_FAILS and rows["H6"].verdict == v.FAILS
     assert rows["H6r"].verdict == v.HOLDS

@@ -26,7 +26,7 @@ THEORY_RESULTS_CONFIGURATIONS = [os.path.relpath(os.path.join(workflow.basedir, 
                                  for path in _RESULTS_CONFIGURATIONS]
 THEORY_DATA = [f"{THEORY_OUT}/{name}.csv"
                for name in ("convergence", "problems", "summary", "rate", "rate_summary", "huber", "huber_problems",
-                            "huber_summary", "complexity")]
+                            "huber_summary", "offset_data", "offset_data_summary", "complexity")]
 
 
 rule theory:
@@ -93,6 +93,23 @@ rule theory_huber:
         "../scripts/theory_convergence.py"
 
 
+# Row O with a data-based offset (issue 22, item 10): the primary grid under step_offset="auto-data".
+rule theory_offset_data:
+    params:
+        design=THEORY_DESIGN,
+        grid=_study_section("convergence"),
+        section=_study_section("offset_data"),
+    output:
+        records=f"{THEORY_OUT}/offset_data.csv",
+    threads: 2
+    log:
+        "results/theory/logs/offset_data.log",
+    benchmark:
+        "results/theory/benchmarks/offset_data.tsv"
+    script:
+        "../scripts/theory_offset_data.py"
+
+
 rule theory_complexity:
     params:
         design=THEORY_DESIGN,
@@ -119,6 +136,7 @@ rule theory_ledger:
         rate=f"{THEORY_OUT}/rate.csv",
         huber=f"{THEORY_OUT}/huber.csv",
         huber_problems=f"{THEORY_OUT}/huber_problems.csv",
+        offset_data=f"{THEORY_OUT}/offset_data.csv",
         complexity=f"{THEORY_OUT}/complexity.csv",
         results_table=THEORY_RESULTS_TABLES,
         results_configuration=THEORY_RESULTS_CONFIGURATIONS,
@@ -128,6 +146,7 @@ rule theory_ledger:
         summary=f"{THEORY_OUT}/summary.csv",
         rate_summary=f"{THEORY_OUT}/rate_summary.csv",
         huber_summary=f"{THEORY_OUT}/huber_summary.csv",
+        offset_data_summary=f"{THEORY_OUT}/offset_data_summary.csv",
     log:
         "results/theory/logs/ledger.log",
     benchmark:

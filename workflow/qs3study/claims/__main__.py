@@ -1,7 +1,7 @@
 """``python -m qs3study.claims --out DIR``: the ledger and its figures reassembled from the committed tidy data.
 
 Reads the design and the studies' tidy data (``convergence.csv``, ``problems.csv``,
-``rate.csv``, ``huber.csv``, ``huber_problems.csv``, ``complexity.csv`` of ``--data``, default ``figures/theory``) and writes into
+``rate.csv``, ``huber.csv``, ``huber_problems.csv``, ``offset_data.csv``, ``complexity.csv`` of ``--data``, default ``figures/theory``) and writes into
 ``DIR`` the same files the theory run commits: the tidy data, the per-cell
 summary, the ledger (Markdown, CSV), every figure and a manifest whose
 ``stage`` says that only the assembly ran. No study is rerun: this takes seconds.
@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[3]
 DESIGN = "workflow/config/theory.yaml"
 DATA = "figures/theory"
 #: The studies' tidy data the assembly reads.
-TIDY = ("convergence.csv", "problems.csv", "rate.csv", "huber.csv", "huber_problems.csv", "complexity.csv")
+TIDY = ("convergence.csv", "problems.csv", "rate.csv", "huber.csv", "huber_problems.csv", "offset_data.csv",
+        "complexity.csv")
 STAGE = "assembly only: ledger, summary, figures from the committed tidy data (no study rerun)"
 
 
@@ -55,11 +56,12 @@ def reassemble(out, *, design=DESIGN, data=DATA, progress=None):
         say("ledger: deterministic checks and the studies' summaries")
         paths = {name: os.path.join(out, name)
                  for name in ("claims_ledger.md", "claims_ledger.csv", "summary.csv", "rate_summary.csv",
-                              "huber_summary.csv")}
+                              "huber_summary.csv", "offset_data_summary.csv")}
         assemble_ledger(design=design, **tidy, results_tables=tables,
                         results_configurations=configurations, md=paths["claims_ledger.md"],
                         csv=paths["claims_ledger.csv"], summary=paths["summary.csv"],
-                        rate_summary=paths["rate_summary.csv"], huber_summary=paths["huber_summary.csv"])
+                        rate_summary=paths["rate_summary.csv"], huber_summary=paths["huber_summary.csv"],
+                        offset_data_summary=paths["offset_data_summary.csv"])
         say("figures")
         stems = {name: os.path.join(out, name) for name in figure_names(spec)}
         draw_figures(design=design, convergence=tidy["convergence"], summary=paths["summary.csv"],

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from qs3orao.schedule import contracting_offset
 from qs3orao.theory import checks
 from qs3orao.theory.complexity import fit_exponent, local_exponents, tail_exponent
 
@@ -17,6 +18,7 @@ from .empirical import ProtocolClaims, empirical_claims
 from .rate import rate_classes
 from .design import design_sha256, load_design
 from .ledger import build_claims, history_markdown, write_ledger
+from .studies import offset_data_bounds
 from .summary import summarise
 
 #: The repository root: the design's relative paths of data outside the studies are read from here.
@@ -152,20 +154,41 @@ def huber_settings(design):
             "frequency per step, step theta/t")
 
 
-def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problems, complexity, results_tables,
-                    results_configurations, md, csv, summary, rate_summary, huber_summary):
-    """Write the ledger (Markdown, CSV) and the per-cell summary from the studies' tidy data.
+def _offset_data(spec, path, problem_table):
+    """Row O-data's per-cell summary and curvature bounds; its records must carry the offsets the design gives."""
+    records = pd.read_csv(path)
+    bounds = offset_data_bounds(spec)
+    cells = records.drop_duplicates(["instance", "lam", "theta_lam"])
+    for cell in cells.itertuples():
+        expected = contracting_offset(cell.theta_lam / cell.lam, cell.lam, bounds[cell.instance].bound,
+                                      name=spec["offset_data"]["step_offset"])
+        if cell.step_offset != expected:
+            raise ValueError(f"{path}: the offset of {cell.instance}, lam = {cell.lam:g}, theta*lam = "
+                             f"{cell.theta_lam:g} is {cell.step_offset:g}, the design's offset_data section gives "
+                             f"{expected}: the data are not this design's run")
+    return summarise(records, problem_table, spec["convergence"]["criteria"]), bounds
+
+
+def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problems, offset_data, complexity,
+                    results_tables, results_configurations, md, csv, summary, rate_summary, huber_summary,
+                    offset_data_summary):
+    """Write the ledger (Markdown, CSV) and the per-cell summaries from the studies' tidy data.
 
     Parameters
     ----------
-    design, convergence, problems, rate, huber, huber_problems, complexity : str
+    design, convergence, problems, rate, huber, huber_problems, offset_data, complexity : str
         Paths of the design file and the studies' tidy data; ``design`` is
         written into the ledger's header as given.
     results_tables, results_configurations : list of str
         The benchmark tables of the empirical rows and the configuration files holding
         their criteria (:func:`empirical_inputs`; empty: the rows are not evaluated).
-    md, csv, summary, rate_summary, huber_summary : str
+    md, csv, summary, rate_summary, huber_summary, offset_data_summary : str
         Output paths.
+
+    Raises
+    ------
+    ValueError
+        When the offsets in ``offset_data`` are not those the design's ``offset_data`` section gives.
     """
     spec = load_design(design)
     problem_table = pd.read_csv(problems)
@@ -180,6 +203,9 @@ def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problem
     huber_cells.to_csv(huber_summary + ".tmp", index=False, float_format="%.6g")
     os.replace(huber_summary + ".tmp", huber_summary)
     huber_rates = rate_classes(huber_records, huber_table, spec["rate"]["criteria"])
+    offset_cells, bounds = _offset_data(spec, offset_data, problem_table)
+    offset_cells.to_csv(offset_data_summary + ".tmp", index=False, float_format="%.6g")
+    os.replace(offset_data_summary + ".tmp", offset_data_summary)
     empirical, reason = _empirical(spec, results_tables, results_configurations)
     sweeps = pd.read_csv(complexity)
     criteria = spec["complexity"]["criteria"]
@@ -189,7 +215,7 @@ def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problem
         settings=study_settings(spec),
         design=spec, exponents=exponents_of(sweeps, criteria["confidence"]), local_exponents=local_exponents_of(sweeps),
         tail_exponents=tail_exponents_of(sweeps, tail=criteria["tail"], confidence=criteria["confidence"]),
-        empirical=empirical, empirical_reason=reason)
+        empirical=empirical, empirical_reason=reason, offset_data_summary=offset_cells, offset_data_bounds=bounds)
     write_ledger(claims, md, csv, header=HEADER.format(design=design, sha=design_sha256(design)),
                  footer=history_markdown(spec["history"]))
 

@@ -29,6 +29,8 @@ REQUIRED = (
     "rate.criteria.confidence", "rate.criteria.alpha", "rate.criteria.transient_peak",
     "huber.delta", "huber.lambdas", "huber.theta_lams", "huber.seeds", "huber.n_iter", "huber.n_checkpoints",
     "huber.window_from", "huber.window_points", "huber.gtol",
+    "offset_data.schedule", "offset_data.step_offset", "offset_data.n_draws", "offset_data.delta",
+    "offset_data.seed",
     "complexity.settings", "complexity.sizes", "complexity.repeats", "complexity.criteria.confidence",
     "complexity.criteria.tolerance", "complexity.criteria.claimed", "complexity.criteria.tail",
     "complexity.criteria.dominance",

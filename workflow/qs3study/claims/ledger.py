@@ -318,6 +318,11 @@ def _cell(r):
     return f"{r['instance']}, lam = {r['lam']:g}, theta*lam = {r['theta_lam']:g}"
 
 
+def _index_cell(index):
+    """:func:`_cell` of an ``(instance, lam, theta_lam)`` index."""
+    return _cell(dict(zip(("instance", "lam", "theta_lam"), index)))
+
+
 def _counts(series):
     return ", ".join(f"{k} {n}" for k, n in sorted(series.value_counts().to_dict().items()))
 
@@ -519,6 +524,29 @@ def row_transient(summary, criteria):
         f"{int((primary['measured_peak'] <= primary['predicted_peak_sampled']).sum())}/{len(primary)} cells.")
 
 
+def _offset_comparison(offset, summary, criteria):
+    """Verdict, check and evidence of an offset schedule's cells against the paper's on the same cells and seeds.
+
+    ``offset`` holds the offset schedule's summary rows, ``summary`` the convergence study's (the paper's schedule).
+    """
+    offset = offset.set_index(["instance", "lam", "theta_lam"])
+    paper = _primary(summary).set_index(["instance", "lam", "theta_lam"]).loc[offset.index]
+    pairs = list(zip(paper["error_mean_rate"], offset["error_mean_rate"]))
+    verdict = v.offset_verdict(offset["measured_peak"], pairs, peak_limit=criteria["offset_peak"])
+    worst = offset["measured_peak"].replace(np.inf, np.finfo(float).max).idxmax()
+    where_worst = _index_cell(worst)
+    lost = sum(p == "consistent" and o != "consistent" for p, o in pairs)
+    check = (f"Both schedules on the same cells and seeds; removes the transient: measured peak <= "
+             f"{criteria['offset_peak']:g} in every cell; keeps the rate: no cell consistent with O(1/t) under the "
+             "paper's schedule becomes slower (inconclusive if it becomes inconclusive).")
+    evidence = (
+        f"Largest measured peak with the offset: {offset['measured_peak'].max():.3g} at {where_worst} (paper's schedule "
+        f"there: {paper.loc[worst, 'measured_peak']:.3g}); cells consistent under the paper's schedule and not under "
+        f"the offset: {lost}/{len(pairs)}; offset rate classes: "
+        + ", ".join(f"{k} {n}" for k, n in sorted(offset['error_mean_rate'].value_counts().to_dict().items())) + ".")
+    return verdict, check, evidence
+
+
 def row_offset(summary, criteria):
     claim = ("Project (issue 13): the offset schedule (QS3ORAO step_offset='auto', eta_t = theta/(t + t0)) removes "
              "the transient and keeps the rate")
@@ -526,23 +554,54 @@ def row_offset(summary, criteria):
     if "offset_auto" not in set(summary["schedule"]):
         return Claim("O", claim, where, "The theory study runs both schedules over its lambda grid (batch 1).",
                      v.not_evaluated(), "the design runs no offset_auto schedule")
-    offset = summary[summary["schedule"] == "offset_auto"].set_index(["instance", "lam", "theta_lam"])
-    paper = _primary(summary).set_index(["instance", "lam", "theta_lam"]).loc[offset.index]
-    pairs = list(zip(paper["error_mean_rate"], offset["error_mean_rate"]))
-    verdict = v.offset_verdict(offset["measured_peak"], pairs, peak_limit=criteria["offset_peak"])
-    worst = offset["measured_peak"].replace(np.inf, np.finfo(float).max).idxmax()
-    where_worst = f"{worst[0]}, lam = {worst[1]:g}, theta*lam = {worst[2]:g}"
-    lost = sum(p == "consistent" and o != "consistent" for p, o in pairs)
+    verdict, check, evidence = _offset_comparison(summary[summary["schedule"] == "offset_auto"], summary, criteria)
+    return Claim("O", claim, where, check, verdict, evidence)
+
+
+def row_offset_data(offset_summary, summary, criteria, spec, bounds):
+    """Row O-data: row O's criteria for the offset from a data-based curvature bound (issue 22, item 10).
+
+    Parameters
+    ----------
+    offset_summary : pandas.DataFrame
+        :func:`qs3study.claims.summary.summarise` of the offset_data study.
+    summary : pandas.DataFrame
+        The convergence study's (the paper's schedule, and ``offset_auto`` when it ran).
+    criteria : dict
+        ``convergence.criteria``.
+    spec : dict
+        The design's ``offset_data`` section.
+    bounds : dict
+        Instance to :class:`qs3orao.curvature.CurvatureBound` (:func:`qs3study.claims.studies.offset_data_bounds`).
+    """
+    verdict, check, evidence = _offset_comparison(offset_summary, summary, criteria)
+    exact = _primary(summary).groupby("instance")["curvature"].max()
+    curvature = "; ".join(
+        f"instance {name}: h_delta = {b.bound:.3g} (largest curvature of the mean of {b.n_draws} sampled risks "
+        f"{b.estimate:.3g} + margin {b.deviation:.3g}; the exact h {exact[name]:.3g} "
+        f"{'<=' if exact[name] <= b.bound else '>'} h_delta; data-free bound {b.data_free:.3g})"
+        for name, b in bounds.items())
+    offsets = offset_summary.set_index(["instance", "lam", "theta_lam"])["step_offset"]
+    text = f"Curvature: {curvature}. Offsets t0 (data-based): largest {offsets.max():g} at {_index_cell(offsets.idxmax())}"
+    if "offset_auto" in set(summary["schedule"]):
+        free = summary[summary["schedule"] == "offset_auto"].set_index(["instance", "lam", "theta_lam"])["step_offset"]
+        free = free.loc[offsets.index]
+        text += (f" (data-free 'auto' there: {free.loc[offsets.idxmax()]:g}; largest data-free {free.max():g} at "
+                 f"{_index_cell(free.idxmax())}); data-based <= data-free in {int((offsets <= free).sum())}/{len(offsets)} "
+                 f"cells, median ratio {float(np.median(offsets[free > 0] / free[free > 0])):.2f} where t0 > 0")
+    text += (f". Not part of the criterion: prod_j (1 - eta_j (lam + h))^2 under these offsets predicts a peak of at most "
+             f"{offset_summary['predicted_peak'].max():.3g} (every expected step contracts); with the bound on every "
+             f"sampled risk's curvature in place of h it bounds the measured peak in "
+             f"{int((offset_summary['measured_peak'] <= offset_summary['predicted_peak_sampled']).sum())}/"
+             f"{len(offset_summary)} cells")
     return Claim(
-        "O", claim, where,
-        f"Both schedules on the same cells and seeds; removes the transient: measured peak <= "
-        f"{criteria['offset_peak']:g} in every cell; keeps the rate: no cell consistent with O(1/t) under the "
-        "paper's schedule becomes slower (inconclusive if it becomes inconclusive).",
-        verdict,
-        f"Largest measured peak with the offset: {offset['measured_peak'].max():.3g} at {where_worst} (paper's schedule "
-        f"there: {paper.loc[worst, 'measured_peak']:.3g}); cells consistent under the paper's schedule and not under "
-        f"the offset: {lost}/{len(pairs)}; offset rate classes: "
-        + ", ".join(f"{k} {n}" for k, n in sorted(offset['error_mean_rate'].value_counts().to_dict().items())) + ".")
+        "O-data",
+        "Project (issue 22): the offset schedule with step_offset='auto-data' (t0 from a data-based bound h_delta "
+        "on the full risk's largest curvature, P(h > h_delta) <= delta) removes the transient and keeps the rate",
+        "issue 22 item 10; qs3orao.curvature",
+        f"t0 = smallest integer with theta (lam + h_delta)/(1 + t0) <= 1, h_delta from {spec['n_draws']} sampled "
+        f"single-sample risks (McDiarmid, delta = {spec['delta']:g}, seed {spec['seed']}), one per instance. " + check,
+        verdict, text + ". " + evidence)
 
 
 def row_complexity(exponents, criteria, local, tail):
@@ -616,7 +675,7 @@ def rows_empirical(empirical, reason, protocol=None):
 
 
 def build_claims(*, checks, summary, rates, huber_summary, huber_rates, huber_settings, settings, design, exponents, local_exponents, tail_exponents, empirical,
-                 empirical_reason):
+                 empirical_reason, offset_data_summary, offset_data_bounds):
     """All ledger rows, in claim order.
 
     Parameters
@@ -643,6 +702,10 @@ def build_claims(*, checks, summary, rates, huber_summary, huber_rates, huber_se
         Sweep name to ``(slope, low, high)`` fitted at its largest sizes.
     empirical : dict or None
     empirical_reason : str
+    offset_data_summary : pandas.DataFrame
+        :func:`qs3study.claims.summary.summarise` of the offset_data study (row O-data).
+    offset_data_bounds : dict
+        Its curvature bound per instance (:func:`qs3study.claims.studies.offset_data_bounds`).
     """
     criteria = design["convergence"]["criteria"]
     c = checks
@@ -657,6 +720,7 @@ def build_claims(*, checks, summary, rates, huber_summary, huber_rates, huber_se
         *rows_huber(huber_summary, huber_rates, huber_settings, criteria, design["rate"], design["huber"]),
         *rows_rate(summary, rates, settings, criteria, design["rate"]),
         row_transient(summary, criteria), row_offset(summary, criteria),
+        row_offset_data(offset_data_summary, summary, criteria, design["offset_data"], offset_data_bounds),
         row_complexity(exponents, design["complexity"]["criteria"], local_exponents, tail_exponents),
         row_table1_space(c["table1_space"]),
         row_table2(c["table2"], design["checks"]["table2"]["mirror"]), row_novelty(), *rows_empirical(empirical, empirical_reason),

@@ -10,13 +10,14 @@ import numpy as np
 import pandas as pd
 
 from qs3orao import schedule
+from qs3orao.curvature import data_curvature_bound
 from qs3orao.theory.bounds import LIPSCHITZ, loss_constant
 from qs3orao.theory.complexity import SWEEPS, make_data, run_sweep
 from qs3orao.theory.convergence import derivative_bound, largest_curvature, make_problem, run_cells
 from qs3orao.theory.huber import exact_minimiser
 
 __all__ = ["PAPER_SCHEDULE", "RATE_COLUMNS", "BASELINE_SWEEPS", "build_huber_problems", "run_huber", "build_problems", "resolve_step_offset", "build_cells",
-           "run_convergence", "rate_cells", "run_rate", "run_complexity"]
+           "run_convergence", "offset_data_bounds", "offset_data_cells", "run_offset_data", "rate_cells", "run_rate", "run_complexity"]
 
 #: Name of the paper's schedule ``theta / t`` in the design's ``schedules``.
 PAPER_SCHEDULE = "paper"
@@ -101,6 +102,56 @@ def run_convergence(design, *, n_jobs, progress=None):
     records = run_cells(cells, problems, seeds=int(conv["seeds"]), n_iter=int(conv["n_iter"]),
                         n_checkpoints=int(conv["n_checkpoints"]), n_jobs=n_jobs, progress=progress)
     return records, table
+
+
+def offset_data_bounds(design):
+    """Per instance, the data-based curvature bound of the offset_data section.
+
+    The bound depends on the rows, the trade-off and the kernel, not on ``lam``: it is
+    drawn once per instance (from its first ``lam``'s problem) with the section's seed.
+
+    Returns
+    -------
+    dict
+        Instance name to :class:`qs3orao.curvature.CurvatureBound`.
+    """
+    spec, conv = design["offset_data"], design["convergence"]
+    bounds = {}
+    for instance, instance_spec in conv["instances"].items():
+        problem = make_problem(**instance_spec, lam=float(conv["lambdas"][0]))
+        bounds[instance] = data_curvature_bound(problem.X, problem.codes, problem.tradeoff, gamma=problem.gamma,
+                                                n_draws=int(spec["n_draws"]), delta=float(spec["delta"]),
+                                                random_state=int(spec["seed"]))
+    return bounds
+
+
+def offset_data_cells(design, problems):
+    """The offset_data section's cells: the convergence section's primary grid under ``step_offset="auto-data"``."""
+    spec, conv = design["offset_data"], design["convergence"]
+    bounds = offset_data_bounds(design)
+    return [{"instance": instance, "lam": float(lam), "theta_lam": float(c),
+             "batch_size": int(conv["primary"]["batch_size"]), "n_components": int(conv["primary"]["n_components"]),
+             "schedule": spec["schedule"],
+             "step_offset": schedule.resolve_step_offset(
+                 spec["step_offset"], theta=float(c) / float(lam), lam=float(lam),
+                 tradeoff=problems[(instance, float(lam))].tradeoff,
+                 data_curvature=lambda instance=instance: bounds[instance].bound)}
+            for instance in conv["instances"] for lam in conv["lambdas"] for c in conv["theta_lams"]]
+
+
+def run_offset_data(design, *, n_jobs, progress=None):
+    """Row O-data's study: the primary grid under the data-based offset, the convergence section's seeds.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Tidy records as :func:`run_convergence`'s.
+    """
+    conv = design["convergence"]
+    problems, _ = build_problems(design)
+    return run_cells(offset_data_cells(design, problems), problems, seeds=int(conv["seeds"]),
+                     n_iter=int(conv["n_iter"]), n_checkpoints=int(conv["n_checkpoints"]), n_jobs=n_jobs,
+                     progress=progress)
 
 
 def rate_cells(design):
