@@ -106,9 +106,9 @@ def ordinal_risk(F, codes, tradeoff):
     grad : ndarray of shape (n,) or (n, S)
     """
     splits, unlabeled = split_members(codes, tradeoff.shape[0])
-    value, grad = 0.0, np.zeros_like(F, dtype=np.float64)
+    value, grad, Fu = 0.0, np.zeros_like(F, dtype=np.float64), F[unlabeled]
     for (pos, neg), weight in zip(splits, tradeoff):
-        r, gp, gn, gu = split_risk(F[pos], F[neg], F[unlabeled], weight)
+        r, gp, gn, gu = split_risk(F[pos], F[neg], Fu, weight)
         value += r
         grad[pos] += gp
         grad[neg] += gn

@@ -94,3 +94,13 @@ def test_score_columns_warn_each_for_its_own_setting():
             warn_if_far(columns[:, s], codes, tradeoffs[:, s], n_iter=9, **{k: v[s] for k, v in schedule.items()})
     assert [str(w.message) for w in together] == [str(w.message) for w in apart]
     assert len(apart) == 2 and "lam=0.2" in str(apart[0].message) and "lam=0.4" in str(apart[1].message)
+
+
+@pytest.mark.parametrize("weights", [[0.0, 0.5], [1.0, 1.0], [0.3, 1.0]])
+@pytest.mark.parametrize("n_unlabeled", [0, 7])
+def test_the_bound_is_zero_at_the_zero_function(weights, n_unlabeled):
+    """R(0) in closed form is the risk of the zero scores (with and without unlabeled rows)."""
+    codes = np.concatenate([[0, 1, 2, 0, 1, 2, 2], np.full(n_unlabeled, -1)])
+    assert gap_growth_bound(np.zeros(codes.size), codes, np.array(weights)) == 0.0
+    columns = np.zeros((codes.size, 2))
+    np.testing.assert_array_equal(gap_growth_bound(columns, codes, np.stack([weights, weights[::-1]], axis=1)), 0.0)
