@@ -31,6 +31,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .objective import ordinal_risk
 from .schedule import auto_step_offset, curvature_bound
+from .validation import UNLABELED
 
 __all__ = ["DivergenceError", "SCORE_LIMIT", "GAP_GROWTH_LIMIT", "check_scores", "gap_growth_bound", "warn_if_far"]
 
@@ -82,30 +83,38 @@ def gap_growth_bound(scores, codes, tradeoff):
 
     Parameters
     ----------
-    scores : ndarray of shape (n,)
-        ``f_T`` at every training row.
+    scores : ndarray of shape (n,) or (n, S)
+        ``f_T`` at every training row; with ``S`` columns, ``S`` fits at once.
     codes : ndarray of int
         Class codes, ``-1`` for unlabeled rows.
-    tradeoff : ndarray of shape (k - 1,)
+    tradeoff : ndarray of shape (k - 1,) or (k - 1, S)
+        The split weights, per column when ``scores`` has columns.
 
     Returns
     -------
-    float
+    float or ndarray of shape (S,)
         ``(R(f_T) - R(0)) / (R(0) - R_low)``; negative when no growth is implied.
     """
     final = ordinal_risk(scores, codes, tradeoff)[0]
-    start = ordinal_risk(np.zeros(codes.size), codes, tradeoff)[0]
-    return float((final - start) / (start + np.mean(1.0 - tradeoff) / 2.0))
+    # At f = 0 every pair loss (1 - 0 + 0)^2 is 1: R^j(0) = gamma^j + (1 - gamma^j) (1 + 1 - 1/2) with unlabeled rows.
+    start = np.mean(tradeoff + 1.5 * (1.0 - tradeoff) * np.any(codes == UNLABELED), axis=0)
+    return (final - start) / (start + np.mean(1.0 - tradeoff, axis=0) / 2.0)
 
 
 def warn_if_far(scores, codes, tradeoff, *, lam, theta, step_offset, n_iter):
     """Warn (:class:`sklearn.exceptions.ConvergenceWarning`) when the final objective gap provably exceeds
-    ``GAP_GROWTH_LIMIT`` times the initial one (see :func:`gap_growth_bound`)."""
-    growth = gap_growth_bound(scores, codes, tradeoff)
-    if growth > GAP_GROWTH_LIMIT:
+    ``GAP_GROWTH_LIMIT`` times the initial one (see :func:`gap_growth_bound`).
+
+    With ``S`` score columns (``tradeoff`` of shape ``(k - 1, S)``, ``lam``,
+    ``theta`` and ``step_offset`` of shape ``(S,)``) each fit warns on its own.
+    """
+    growth = np.atleast_1d(gap_growth_bound(scores, codes, tradeoff))
+    columns, weights = scores.reshape(scores.shape[0], -1), tradeoff.reshape(tradeoff.shape[0], -1)
+    for g in np.flatnonzero(growth > GAP_GROWTH_LIMIT):
+        lam_g, theta_g, offset_g = (float(np.atleast_1d(value)[g]) for value in (lam, theta, step_offset))
         warnings.warn(
-            f"QS3ORAO ended after {n_iter} iterations with training scores up to {np.max(np.abs(scores)):.3g} and "
-            f"an objective gap to f* at least {growth:.3g} times the gap it started from "
-            f"(lam={lam:g}, theta={theta:g}, step_offset={step_offset:g}); "
-            + _remedy(theta, lam, step_offset, tradeoff) + ", or more iterations",
+            f"QS3ORAO ended after {n_iter} iterations with training scores up to {np.max(np.abs(columns[:, g])):.3g} "
+            f"and an objective gap to f* at least {growth[g]:.3g} times the gap it started from "
+            f"(lam={lam_g:g}, theta={theta_g:g}, step_offset={offset_g:g}); "
+            + _remedy(theta_g, lam_g, offset_g, weights[:, g]) + ", or more iterations",
             ConvergenceWarning, stacklevel=4)

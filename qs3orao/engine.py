@@ -49,7 +49,7 @@ from .divergence import SCORE_LIMIT, DivergenceError, check_scores, warn_if_far
 from .kernels import frequency_block, sampling_rng
 from .objective import split_members
 from .schedule import step_size
-from .stochastic import draw_rows, gradient_weights
+from .stochastic import draw_rows, gradient_rows, gradient_weights, weights_at_rows
 from .trig import accumulate as _trig_accumulate
 from .trig import features as _trig_features
 from .trig import resolve_trig_backend
@@ -65,6 +65,8 @@ _MIN_DENSE_GROUP = 8
 # In the sparse plan the group's sampled rows are featurised twice; keep them below n / 8.
 _SPARSE_SHARE = 8
 _PREDICT_COLUMNS = 2048
+# Chunks per thread of the path's all-row update.
+_UPDATE_CHUNKS = 4
 
 
 def resolve_n_jobs(n_jobs):
@@ -342,7 +344,8 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
             stop = min(start + group, n_iter)
             draws = [draw_rows(rng, splits, unlabeled, tradeoff, batch_size) for _ in range(start, stop)]
             omega = _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype)
-            members, scores = _group_rows(dense, base, local_of, [draws])
+            members = _group_members(dense, local_of, [draws])
+            scores = base if members is None else base[members]
             scale = _group_steps(Xw, members, omega, draws, scores, local_of, coef, base, start, scale,
                                  tradeoff=tradeoff, theta=theta, lam=lam, step_offset=step_offset,
                                  rows=row_threads, guard=guard)
@@ -364,17 +367,17 @@ def _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype):
     return omega.astype(dtype, copy=False)
 
 
-def _group_rows(dense, base, local_of, draws):
-    """The group's rows (None: all rows) and their scores; ``draws`` holds lists of steps' draws.
+def _group_members(dense, local_of, draws):
+    """The group's rows (None: all rows); ``draws`` holds lists of steps' draws.
 
     In the sparse plan ``local_of`` maps each of the group's rows to its position among them.
     """
     if dense:
-        return None, base
+        return None
     members = np.unique(np.concatenate([rows for steps in draws for draw in steps for split in draw
                                         for rows in split]))
     local_of[members] = np.arange(members.size)
-    return members, base[members]
+    return members
 
 
 def _member_features(X, members, omega, rows):
@@ -435,12 +438,15 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
 
     Every setting gets what ``train`` gives it (same rows, same blocks, same
     coefficients, to rounding): the frequency blocks and the features of the
-    sampled rows are computed once per group of steps, each setting keeps its
-    own coefficients and scores, and the all-row pass is one product with a
-    ``(G m) x S`` coefficient matrix.  Row sampling depends on which splits
-    draw unlabeled rows (``tradeoff < 1``); settings with the same pattern share
-    one sampling stream, and each pattern has its own stream started from
-    ``seed``, so every setting draws exactly the rows its own fit draws.
+    sampled rows are computed once per group of steps and each setting keeps
+    its own coefficients and scores.  Inside a group a step reads its sampled
+    rows' scores as their scores at the group's start plus the group's earlier
+    steps at those rows; after the group every row's scores take the group's
+    steps in one product with a ``(G 2m) x S`` coefficient matrix.  Row
+    sampling depends on which splits draw unlabeled rows (``tradeoff < 1``);
+    settings with the same pattern share one sampling stream, and each pattern
+    has its own stream started from ``seed``, so every setting draws exactly
+    the rows its own fit draws.
 
     Parameters
     ----------
@@ -483,15 +489,20 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     n_jobs = resolve_n_jobs(n_jobs)
     splits, unlabeled = split_members(codes, tradeoffs.shape[1])
     patterns = _draw_patterns(tradeoffs)
+    # Inside, the settings are ordered by pattern: each pattern's settings are one slice of the columns.
+    order = np.concatenate(patterns)
+    bounds = np.cumsum([0] + [p.size for p in patterns])
+    columns = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
     rngs = [sampling_rng(seed) for _ in patterns]
     rows_per_step = batch_size * sum(int(np.sum(np.where(tradeoffs[p[0]] < 1.0, 3, 2))) for p in patterns)
     dense, group = group_plan(n, rows_per_step, m, dtype.itemsize, work_bytes)
     Xw = X.astype(dtype, copy=False)
-    base = np.zeros((n, n_settings))
+    # Setting first: base[g] and coef[g] are setting g's scores (divided by its scale) and coefficients.
+    base = np.zeros((n_settings, n))
     local_of = np.arange(n) if dense else np.empty(n, dtype=np.int64)
-    coef = np.zeros((n_iter, 2 * m, n_settings))
+    coef = np.zeros((n_settings, n_iter, 2 * m))
     blocks = np.empty((n_iter, m, d)) if keep else None
-    state = _PathState(lams, thetas, step_offsets, tradeoffs, n_iter)
+    state = _PathState(lams[order], thetas[order], step_offsets[order], tradeoffs[order], n_iter)
     progress = _Progress(n_iter, verbose)
     trig = resolve_trig_backend(trig_backend, dtype)
     with _Rows(n_jobs, trig) as row_threads:
@@ -500,23 +511,25 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
             draws = [[draw_rows(rng, splits, unlabeled, tradeoffs[p[0]], batch_size) for _ in range(start, stop)]
                      for rng, p in zip(rngs, patterns)]
             omega = _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype)
-            members, scores = _group_rows(dense, base, local_of, draws)
-            _path_group_steps(Xw, members, omega, draws, patterns, scores, local_of, coef, base, start, state,
+            members = _group_members(dense, local_of, draws)
+            _path_group_steps(Xw, members, omega, draws, columns, local_of, coef, base, start, state,
                               rows=row_threads)
             if not dense:
-                _accumulate(base, Xw, omega, coef[start:stop], row_threads, work_bytes)
-            state.guard(base, iteration=stop, coef=coef, scores=scores)
+                _accumulate(base.T, Xw, omega, coef[:, start:stop].transpose(1, 2, 0), row_threads, work_bytes)
+            state.guard(base, iteration=stop, settings=slice(None), stored=(coef, base))
             progress.update(stop)
     models, train_scores = [], np.full((n, n_settings), np.nan)
-    for g in range(n_settings):
-        if state.errors[g] is not None:
-            models.append(state.errors[g])
+    for g, j in enumerate(np.argsort(order)):
+        if state.errors[j] is not None:
+            models.append(state.errors[j])
             continue
-        train_scores[:, g] = base[:, g] * state.scale[g]
-        models.append(RandomFeatureModel(seed=seed, gamma=gamma, n_features=d, coef=coef[:, :, g] * state.scale[g],
+        train_scores[:, g] = base[j] * state.scale[j]
+        models.append(RandomFeatureModel(seed=seed, gamma=gamma, n_features=d, coef=coef[j] * state.scale[j],
                                          blocks=blocks, dtype=dtype, n_jobs=n_jobs, work_bytes=work_bytes,
                                          trig_backend=trig))
-        warn_if_far(train_scores[:, g], codes, tradeoffs[g], **state.schedule(g))
+    fitted = np.flatnonzero([isinstance(model, RandomFeatureModel) for model in models])
+    warn_if_far(train_scores[:, fitted], codes, tradeoffs[fitted].T, lam=lams[fitted], theta=thetas[fitted],
+                step_offset=step_offsets[fitted], n_iter=n_iter)
     return models, train_scores
 
 
@@ -538,62 +551,71 @@ class _PathState:
         """Step sizes of ``settings`` at iteration ``i``; 0 for a diverged setting (it stays at zero)."""
         return np.where(self.alive[settings], self.thetas[settings] / (i + self.step_offsets[settings]), 0.0)
 
-    def guard(self, values, *, iteration, coef, scores, settings=None, rows=slice(None)):
-        """Record a :class:`DivergenceError` for every setting whose ``scale * values[rows]`` leaves the limit.
+    def guard(self, values, *, iteration, settings, stored):
+        """Record a :class:`DivergenceError` for every setting whose ``scale * values`` leaves the limit.
 
-        A diverged setting's coefficients and scores are zeroed, so it no longer affects any product.
+        ``values`` holds the scores (divided by the scale) of the settings
+        ``settings``, a slice, one row each.  A diverged setting's entries of
+        ``stored`` (arrays indexed by setting along their first axis) are
+        zeroed, so it no longer affects any product.
         """
-        settings = np.arange(self.scale.size) if settings is None else settings
-        largest = np.max(np.abs(values[rows][:, settings]), axis=0, initial=0.0) * np.abs(self.scale[settings])
-        for g in settings[self.alive[settings] & ~(largest <= SCORE_LIMIT)]:
+        scale = self.scale[settings]
+        largest = np.max(np.abs(values), axis=1, initial=0.0) * np.abs(scale)
+        for j in np.flatnonzero(self.alive[settings] & ~(largest <= SCORE_LIMIT)):
+            g = range(self.scale.size)[settings][j]
             try:
-                check_scores(self.scale[g] * values[rows, g], iteration=iteration, tradeoff=self.tradeoffs[g],
-                             **self.schedule(g))
+                check_scores(scale[j] * values[j], iteration=iteration, tradeoff=self.tradeoffs[g], **self.schedule(g))
             except DivergenceError as error:
                 self.errors[g], self.alive[g], self.scale[g] = error, False, 1.0
-                coef[:, :, g] = 0.0
-                values[:, g] = 0.0
-                scores[:, g] = 0.0
+                for array in stored:
+                    array[g] = 0.0
 
-    def fold_small_scales(self, upto, coef, base, scores):
-        """Fold every vanishing scale factor into what is stored before it underflows (as :func:`train`)."""
+    def fold_small_scales(self, stored):
+        """Fold every vanishing scale factor into ``stored`` before it underflows (as :func:`train`)."""
         for g in np.flatnonzero(np.abs(self.scale) < 1e-200):
-            coef[:upto, :, g] *= self.scale[g]
-            base[:, g] *= self.scale[g]
-            if scores is not base:
-                scores[:, g] *= self.scale[g]
+            for array in stored:
+                array[g] *= self.scale[g]
             self.scale[g] = 1.0
 
 
-def _path_group_steps(X, members, omega, draws, patterns, scores, local_of, coef, base, start, state, *, rows):
+def _path_group_steps(X, members, omega, draws, columns, local_of, coef, base, start, state, *, rows):
     """Take the steps ``start + 1 ..`` of one group for every setting (see :func:`_group_steps`).
 
-    ``scores`` has one column per setting; ``draws[p][q]`` are the rows of
-    pattern ``p`` at step ``q``; ``coef[i - 1]`` receives every setting's
-    coefficients divided by its scale.
+    ``draws[p][q]`` are the rows of pattern ``p`` at step ``q``, whose
+    settings are the slice ``columns[p]`` of the settings; ``coef[:, i - 1]``
+    receives every setting's coefficients divided by its scale.  ``base``
+    holds every row's scores at the group's start; a step adds the group's
+    earlier steps to it at its sampled rows only.  In the dense plan every row
+    then takes the group's steps, in one product.
     """
-    m = coef.shape[1] // 2
+    m = coef.shape[2] // 2
     cos_s, sin_s = _member_features(X, members, omega, rows)
+    # The group's coefficients over sqrt(m) in the features' dtype (what _group_steps adds per step), by part.
+    group = np.zeros((base.shape[0], 2, omega.shape[0]), X.dtype)
+    stored = (coef, base, group)
     for q in range(len(draws[0])):
         i = start + q + 1
-        block = slice(q * m, (q + 1) * m)
-        for settings, steps in zip(patterns, draws):
-            scale = state.scale[settings, None]
-            sampled, weights = gradient_weights(
-                steps[q], lambda r: scale * scores[local_of[r]][:, settings].T, state.tradeoffs[settings])
+        done, block = slice(0, q * m), slice(q * m, (q + 1) * m)
+        for settings, steps in zip(columns, draws):
+            tradeoffs = state.tradeoffs[settings]
+            sampled, semi = gradient_rows(steps[q], tradeoffs)
             local = local_of[sampled]
-            state.guard(scores, iteration=i, coef=coef, scores=base, settings=settings, rows=local)
+            cos_r, sin_r = cos_s[local, :block.stop], sin_s[local, :block.stop]
+            f = base[settings, sampled] + group[settings, 0, done] @ cos_r[:, done].T \
+                + group[settings, 1, done] @ sin_r[:, done].T
+            state.guard(f, iteration=i, settings=settings, stored=stored)
+            weights = weights_at_rows(state.scale[settings, None] * f, semi, tradeoffs)
             weights[~state.alive[settings]] = 0.0
             eta = state.eta(i, settings)
             alpha = (-eta / np.sqrt(m))[:, None] * np.concatenate(
-                [weights @ cos_s[local, block], weights @ sin_s[local, block]], axis=1)
+                [weights @ cos_r[:, block], weights @ sin_r[:, block]], axis=1)
             state.scale[settings] *= 1.0 - eta * state.lams[settings]
-            state.fold_small_scales(i - 1, coef, base, scores)
-            coef[i - 1][:, settings] = alpha.T / state.scale[settings]
-        step = (coef[i - 1] / np.sqrt(m)).astype(X.dtype)
+            state.fold_small_scales(stored)
+            coef[settings, i - 1] = alpha / state.scale[settings, None]
+            group[settings, :, block] = (coef[settings, i - 1] / np.sqrt(m)).reshape(-1, 2, m)
+    if members is None:
+        def update(a, b):
+            base[:, a:b] += group[:, 0] @ cos_s[a:b].T + group[:, 1] @ sin_s[a:b].T
 
-        def update(a, b, block=block, step=step):
-            scores[a:b] += cos_s[a:b, block] @ step[:m] + sin_s[a:b, block] @ step[m:]
-
-        # S score columns per row: a product worth splitting over the row threads (fixed chunks, disjoint rows).
-        rows.run(update, scores.shape[0], max(1, -(-scores.shape[0] // rows.n_jobs)))
+        # A few chunks per thread, so that a thread slowed by another process on its core does not hold up the rest.
+        rows.run(update, base.shape[1], max(1, -(-base.shape[1] // (_UPDATE_CHUNKS * rows.n_jobs))))

@@ -31,21 +31,22 @@ def pair_risk(FA, FB):
 
     Parameters
     ----------
-    FA, FB : ndarray of shape (n_a,), (n_b,)
-        Scores of the set ranked higher (A) and lower (B).
+    FA, FB : ndarray of shape (n_a,), (n_b,), or (n_a, S), (n_b, S)
+        Scores of the set ranked higher (A) and lower (B); with ``S`` columns,
+        each column is a function of its own (one value per column).
 
     Returns
     -------
-    value : float
-    grad_a : ndarray of shape (n_a,)
+    value : float or ndarray of shape (S,)
+    grad_a : ndarray of shape (n_a,) or (n_a, S)
         Partial derivatives with respect to ``FA``.
-    grad_b : ndarray of shape (n_b,)
+    grad_b : ndarray of shape (n_b,) or (n_b, S)
         Partial derivatives with respect to ``FB``.
     """
-    mean_a, mean_b = FA.mean(), FB.mean()
-    value = (1.0 - mean_a + mean_b) ** 2 + FA.var() + FB.var()
-    grad_a = -2.0 * (1.0 - FA + mean_b) / FA.size
-    grad_b = 2.0 * (1.0 - mean_a + FB) / FB.size
+    mean_a, mean_b = FA.mean(axis=0), FB.mean(axis=0)
+    value = (1.0 - mean_a + mean_b) ** 2 + FA.var(axis=0) + FB.var(axis=0)
+    grad_a = -2.0 * (1.0 - FA + mean_b) / FA.shape[0]
+    grad_b = 2.0 * (1.0 - mean_a + FB) / FB.shape[0]
     return value, grad_a, grad_b
 
 
@@ -55,21 +56,22 @@ def split_risk(Fp, Fn, Fu, tradeoff):
     Parameters
     ----------
     Fp, Fn : ndarray
-        Scores of the split's positive and negative rows.
+        Scores of the split's positive and negative rows, one column per
+        function when 2-D (see :func:`pair_risk`).
     Fu : ndarray or None
         Scores of unlabeled rows; may be None (or empty) when ``tradeoff == 1``.
-    tradeoff : float
-        ``gamma^j`` in [0, 1].
+    tradeoff : float or ndarray of shape (S,)
+        ``gamma^j`` in [0, 1], per column when the scores have columns.
 
     Returns
     -------
-    value : float
+    value : float or ndarray of shape (S,)
     grad_p, grad_n, grad_u : ndarray
         ``grad_u`` is an empty array when the unlabeled terms are absent.
     """
     value, grad_p, grad_n = pair_risk(Fp, Fn)
     value, grad_p, grad_n = tradeoff * value, tradeoff * grad_p, tradeoff * grad_n
-    if tradeoff == 1.0 or Fu is None or Fu.size == 0:
+    if np.all(tradeoff == 1.0) or Fu is None or Fu.size == 0:
         return value, grad_p, grad_n, np.zeros(0)
     pu, grad_p_pu, grad_u_pu = pair_risk(Fp, Fu)
     un, grad_u_un, grad_n_un = pair_risk(Fu, Fn)
@@ -91,27 +93,28 @@ def ordinal_risk(F, codes, tradeoff):
 
     Parameters
     ----------
-    F : ndarray of shape (n,)
-        Scores of every training row.
+    F : ndarray of shape (n,) or (n, S)
+        Scores of every training row; with ``S`` columns, ``S`` functions at once.
     codes : ndarray of int, shape (n,)
         Class codes ``0..k-1``; ``-1`` for unlabeled rows.
-    tradeoff : ndarray of shape (k - 1,)
+    tradeoff : ndarray of shape (k - 1,) or (k - 1, S)
+        The split weights, per column when ``F`` has columns.
 
     Returns
     -------
-    value : float
-    grad : ndarray of shape (n,)
+    value : float or ndarray of shape (S,)
+    grad : ndarray of shape (n,) or (n, S)
     """
-    splits, unlabeled = split_members(codes, tradeoff.size)
-    value, grad = 0.0, np.zeros_like(F, dtype=np.float64)
+    splits, unlabeled = split_members(codes, tradeoff.shape[0])
+    value, grad, Fu = 0.0, np.zeros_like(F, dtype=np.float64), F[unlabeled]
     for (pos, neg), weight in zip(splits, tradeoff):
-        r, gp, gn, gu = split_risk(F[pos], F[neg], F[unlabeled], weight)
+        r, gp, gn, gu = split_risk(F[pos], F[neg], Fu, weight)
         value += r
         grad[pos] += gp
         grad[neg] += gn
         if gu.size:
             grad[unlabeled] += gu
-    return value / tradeoff.size, grad / tradeoff.size
+    return value / tradeoff.shape[0], grad / tradeoff.shape[0]
 
 
 def _add_pair_hessian(H, A, B, weight):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["draw_rows", "gradient_weights"]
+__all__ = ["draw_rows", "gradient_rows", "gradient_weights", "weights_at_rows"]
 
 
 def draw_rows(rng, splits, unlabeled, tradeoff, batch_size):
@@ -59,17 +59,53 @@ def gradient_weights(draws, scores, tradeoff):
     rows : ndarray of int
     weights : ndarray of float, shape (..., rows)
     """
-    pos = np.stack([p for p, _, _ in draws])
-    neg = np.stack([n for _, n, _ in draws])
+    rows, semi = gradient_rows(draws, tradeoff)
+    return rows, weights_at_rows(scores(rows), semi, tradeoff)
+
+
+def gradient_rows(draws, tradeoff):
+    """The rows :func:`gradient_weights` reads, in the order of its weights, without reading any score.
+
+    Parameters
+    ----------
+    draws : list of tuple of ndarray
+        Output of :func:`draw_rows`.
+    tradeoff : ndarray of shape (..., k - 1)
+
+    Returns
+    -------
+    rows : ndarray of int
+        Every split's positives, then every split's negatives, then the
+        unlabeled rows of the splits ``semi``.
+    semi : ndarray of int
+        The splits whose unlabeled rows are weighed (drawn, and ``tradeoff < 1`` for every setting).
+    """
+    pos = np.concatenate([p for p, _, _ in draws])
+    neg = np.concatenate([n for _, n, _ in draws])
     semi = np.flatnonzero([u.size > 0 and np.all(tradeoff[..., j] < 1.0) for j, (_, _, u) in enumerate(draws)])
-    unl = np.stack([draws[j][2] for j in semi]) if semi.size else pos[:0]
-    rows = np.concatenate([pos.ravel(), neg.ravel(), unl.ravel()])
-    f = scores(rows)
+    return np.concatenate([pos, neg, *(draws[j][2] for j in semi)]), semi
+
+
+def weights_at_rows(f, semi, tradeoff):
+    """The weights of :func:`gradient_weights` from the scores ``f`` of the rows :func:`gradient_rows` gave.
+
+    Parameters
+    ----------
+    f : ndarray of shape (..., rows)
+    semi : ndarray of int
+        As returned by :func:`gradient_rows`.
+    tradeoff : ndarray of shape (..., k - 1)
+
+    Returns
+    -------
+    ndarray of shape (..., rows)
+    """
+    splits = tradeoff.shape[-1]
+    batch = f.shape[-1] // (2 * splits + semi.size)
     lead = f.shape[:-1]
-    fp = f[..., :pos.size].reshape(lead + pos.shape)
-    fn = f[..., pos.size:2 * pos.size].reshape(lead + neg.shape)
-    fu = f[..., 2 * pos.size:].reshape(lead + unl.shape)
-    batch = pos.shape[1]
+    fp = f[..., :splits * batch].reshape(lead + (splits, batch))
+    fn = f[..., splits * batch:2 * splits * batch].reshape(lead + (splits, batch))
+    fu = f[..., 2 * splits * batch:].reshape(lead + (semi.size, batch))
     mean_p, mean_n = fp.mean(axis=-1, keepdims=True), fn.mean(axis=-1, keepdims=True)
     labeled_weight = tradeoff[..., None]
     grad_p = -2.0 * labeled_weight * (1.0 - fp + mean_n) / batch
@@ -83,4 +119,4 @@ def gradient_weights(draws, scores, tradeoff):
         grad_u = 2.0 * unlabeled_weight * ((1.0 - mean_p[..., semi, :] + fu) - (1.0 - fu + mean_n[..., semi, :])) / batch
     weights = np.concatenate([grad_p.reshape(lead + (-1,)), grad_n.reshape(lead + (-1,)),
                               grad_u.reshape(lead + (-1,))], axis=-1)
-    return rows, weights / tradeoff.shape[-1]
+    return weights / splits

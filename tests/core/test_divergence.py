@@ -8,7 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from qs3orao import QS3ORAO, DivergenceError, exact_solution
 from qs3orao.validation import check_semisupervised
-from qs3orao.divergence import SCORE_LIMIT, check_scores, gap_growth_bound
+from qs3orao.divergence import SCORE_LIMIT, check_scores, gap_growth_bound, warn_if_far
 from qs3orao.exact import objective_value
 
 from .problems import ordinal_problem, quality_bar_problem
@@ -73,3 +73,34 @@ def test_gap_growth_bound_is_below_the_true_ratio():
         assert bound <= true_ratio
         bounds.append(bound)
     assert bounds[-1] > 1  # far-off functions are recognised as such
+
+
+def test_score_columns_warn_each_for_its_own_setting():
+    """warn_if_far over S columns (one pass of QS3ORAO.fit_path) warns exactly as S separate calls do."""
+    X, y, _ = quality_bar_problem()
+    _, codes, _, weights = check_semisupervised(X, y, tradeoff=0.5)
+    rng = np.random.default_rng(1)
+    columns = np.stack([np.zeros(codes.size), 30.0 * rng.standard_normal(codes.size),
+                        0.01 * rng.standard_normal(codes.size), 50.0 * rng.standard_normal(codes.size)], axis=1)
+    tradeoffs = np.stack([weights, weights, np.ones_like(weights), np.ones_like(weights)], axis=1)
+    schedule = dict(lam=np.array([0.1, 0.2, 0.3, 0.4]), theta=np.array([1.0, 2.0, 3.0, 4.0]),
+                    step_offset=np.array([0.0, 1.0, 2.0, 3.0]))
+    with warnings.catch_warnings(record=True) as together:
+        warnings.simplefilter("always")
+        warn_if_far(columns, codes, tradeoffs, n_iter=9, **schedule)
+    with warnings.catch_warnings(record=True) as apart:
+        warnings.simplefilter("always")
+        for s in range(4):
+            warn_if_far(columns[:, s], codes, tradeoffs[:, s], n_iter=9, **{k: v[s] for k, v in schedule.items()})
+    assert [str(w.message) for w in together] == [str(w.message) for w in apart]
+    assert len(apart) == 2 and "lam=0.2" in str(apart[0].message) and "lam=0.4" in str(apart[1].message)
+
+
+@pytest.mark.parametrize("weights", [[0.0, 0.5], [1.0, 1.0], [0.3, 1.0]])
+@pytest.mark.parametrize("n_unlabeled", [0, 7])
+def test_the_bound_is_zero_at_the_zero_function(weights, n_unlabeled):
+    """R(0) in closed form is the risk of the zero scores (with and without unlabeled rows)."""
+    codes = np.concatenate([[0, 1, 2, 0, 1, 2, 2], np.full(n_unlabeled, -1)])
+    assert gap_growth_bound(np.zeros(codes.size), codes, np.array(weights)) == 0.0
+    columns = np.zeros((codes.size, 2))
+    np.testing.assert_array_equal(gap_growth_bound(columns, codes, np.stack([weights, weights[::-1]], axis=1)), 0.0)

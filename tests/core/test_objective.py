@@ -46,6 +46,19 @@ def test_closed_form_risk_equals_brute_force_pairwise_sums(inputs):
     assert ordinal_risk(F, codes, tradeoff)[0] == pytest.approx(brute_risk(F, codes, tradeoff), rel=1e-10, abs=1e-10)
 
 
+@given(risk_inputs(), st.lists(st.sampled_from([0.0, 0.4, 1.0]), min_size=1, max_size=4))
+def test_score_columns_are_risks_of_their_own(inputs, weights):
+    """S columns with their own split weights (as in QS3ORAO.fit_path) give each column its own risk and gradient."""
+    F, codes, tradeoff = inputs
+    columns = np.stack([F * (1 + s) for s in range(len(weights))], axis=1)
+    tradeoffs = np.stack([np.full(tradeoff.size, w) if w != 0.4 else tradeoff for w in weights], axis=1)
+    values, grads = ordinal_risk(columns, codes, tradeoffs)
+    for s in range(len(weights)):
+        value, grad = ordinal_risk(columns[:, s], codes, tradeoffs[:, s])
+        assert values[s] == pytest.approx(value, rel=1e-14, abs=1e-14)
+        np.testing.assert_allclose(grads[:, s], grad, rtol=1e-14, atol=1e-14)
+
+
 @given(risk_inputs())
 def test_risk_gradient_matches_finite_differences(inputs):
     F, codes, tradeoff = inputs

@@ -141,3 +141,38 @@ def test_settings_beyond_the_memory_budget_take_several_passes_with_the_same_res
     assert [len(call.kwargs["lams"]) for call in spy.call_args_list] == [2, 2, 1]
     for setting, path_fit in zip(grid, fits):
         assert_same_fit(path_fit, clone(small).set_params(**setting).fit(X, y), X)
+
+
+@pytest.mark.parametrize("dense", [True, False])
+@pytest.mark.parametrize("group, detected", [(7, "by a step's sampled rows"), (95, "by the all-row check")])
+def test_a_setting_diverging_inside_or_at_the_end_of_a_group_is_its_own_fit(dense, group, detected):
+    """The diverging setting reports its own fit's error (same iteration), the others are their own fits."""
+    X, y = make_problem(300, 2, 4, 100, seed=2)
+    estimator = QS3ORAO(n_iter=200, gamma=2.0, random_state=3)
+    grid = [dict(lam=1.0), dict(lam=1e-3), dict(lam=0.125, tradeoff=1.0), dict(lam=2e-3, tradeoff=0.0)]
+    with mock.patch.object(engine, "group_plan", return_value=(dense, group)):
+        fits = estimator.fit_path(X, y, grid)
+        for setting, path_fit in zip(grid, fits):
+            try:
+                own = clone(estimator).set_params(**setting).fit(X, y)
+            except DivergenceError as error:
+                assert isinstance(path_fit, DivergenceError) and str(path_fit) == str(error)
+                continue
+            assert_same_fit(path_fit, own, X)
+    iterations = {fit.iteration for fit in fits if isinstance(fit, DivergenceError)}
+    assert len(iterations) == 2 and isinstance(fits[0], QS3ORAO) and isinstance(fits[2], QS3ORAO)
+    if detected == "by the all-row check":
+        assert fits[1].iteration == 95
+    else:
+        assert all(i % group for i in iterations)
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_a_scale_factor_hitting_zero_inside_a_group_is_folded_as_in_the_own_fit(dense):
+    """theta lam = i + step_offset zeroes the factor 1 - eta_i lam at step i: everything stored before it is zeroed."""
+    X, y = make_problem(200, 2, 3, 60, seed=7)
+    estimator = QS3ORAO(n_iter=30, gamma=2.0, random_state=4, step_offset=0.0)
+    grid = [dict(lam=1.0, theta=5.0), dict(lam=0.5, theta=6.0, tradeoff=1.0), dict(lam=0.5), dict(lam=1.0, theta=1.0)]
+    with mock.patch.object(engine, "group_plan", return_value=(dense, 8)):
+        for setting, path_fit in zip(grid, estimator.fit_path(X, y, grid)):
+            assert_same_fit(path_fit, clone(estimator).set_params(**setting).fit(X, y), X)
