@@ -2,9 +2,11 @@ r"""Claim 7: the time and space complexities of Table 1, measured.
 
 Table 1 gives QS3ORAO ``O(D t^2)`` time and ``O(D n)`` space, and the exact
 kernel methods ``O(n^3)`` time and ``O(n^2)`` space.  Each sweep below times
-one solver while one size grows, measures the peak traced memory (numpy
-allocations are reported to :mod:`tracemalloc`) in a separate call, and the
-exponent of ``cost ~ size^p`` is fitted on log-log axes.
+one solver while one size grows (CPU seconds of the process with the BLAS
+limited to the design's ``blas_threads``, so that other jobs on a shared
+machine do not count), measures the peak traced memory (numpy allocations are
+reported to :mod:`tracemalloc`) in a separate call, or counts its dominant
+operations, and the exponent of ``cost ~ size^p`` is fitted on log-log axes.
 
 * ``literal_time_vs_t``: Algorithms 1-2 as written (:mod:`qs3orao._reference`),
   which regenerate every earlier frequency block at every prediction: the
@@ -13,8 +15,9 @@ exponent of ``cost ~ size^p`` is fitted on log-log axes.
   the training scores up to date instead: ``O(t n D)``.
 * ``engine_memory_vs_n``, ``engine_memory_vs_t``: its peak memory, without
   kept frequency blocks (the paper's regenerate-from-seed setting).
-* ``exact_time_vs_n``, ``exact_memory_vs_n``: :func:`qs3orao.exact.exact_solution`,
-  a dense ``n x n`` linear solve, standing in for the exact baselines.
+* ``exact_time_vs_n``, ``exact_memory_vs_n``: :func:`qs3orao.exact.exact_solution`
+  (``f*``), a dense ``n x n`` linear solve; the exact baselines themselves are
+  swept by ``qs3study.claims.studies.BASELINE_SWEEPS``.
 * ``literal_operations_vs_t``, ``exact_operations_vs_n``: the same calls' dominant
   operations counted (a second measure, free of timing overhead and noise).
 
@@ -29,10 +32,12 @@ import tracemalloc
 
 import numpy as np
 from scipy import stats
+from threadpoolctl import threadpool_limits
 
 from .._reference import reference_fit
 from ..engine import train
 from ..exact import exact_solution
+from ..validation import check_positive
 
 __all__ = ["SWEEPS", "make_data", "run_sweep", "fit_exponent", "local_exponents", "tail_exponent"]
 
@@ -68,12 +73,12 @@ def _exact(n, o):
 
 #: sweep name -> (size name, factory(size, settings) -> zero-argument call, measured quantity)
 SWEEPS = {
-    "literal_time_vs_t": ("t", lambda s, o: _literal(o["literal_n"], s, o), "seconds"),
-    "engine_time_vs_t": ("t", lambda s, o: _engine(o["engine_n"], s, o), "seconds"),
-    "engine_time_vs_n": ("n", lambda s, o: _engine(s, o["engine_t"], o), "seconds"),
+    "literal_time_vs_t": ("t", lambda s, o: _literal(o["literal_n"], s, o), "cpu_seconds"),
+    "engine_time_vs_t": ("t", lambda s, o: _engine(o["engine_n"], s, o), "cpu_seconds"),
+    "engine_time_vs_n": ("n", lambda s, o: _engine(s, o["engine_t"], o), "cpu_seconds"),
     "engine_memory_vs_n": ("n", lambda s, o: _engine(s, o["engine_t"], o), "peak_mb"),
     "engine_memory_vs_t": ("t", lambda s, o: _engine(o["engine_n"], s, o), "peak_mb"),
-    "exact_time_vs_n": ("n", lambda s, o: _exact(s, o), "seconds"),
+    "exact_time_vs_n": ("n", lambda s, o: _exact(s, o), "cpu_seconds"),
     "exact_memory_vs_n": ("n", lambda s, o: _exact(s, o), "peak_mb"),
     "literal_operations_vs_t": ("t", lambda s, o: _literal(o["literal_n"], s, o), "operations"),
     "exact_operations_vs_n": ("n", lambda s, o: _exact(s, o), "operations"),
@@ -110,10 +115,17 @@ def _operations(call):
     return count[0]
 
 
-def _seconds(call):
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
+def _cpu_seconds(call, *, threads):
+    """CPU seconds of the process during one call, with every BLAS/OpenMP pool limited to ``threads``.
+
+    On a machine shared with other jobs a wall-clock timing counts the time the call waits for a
+    core; the process's CPU time does not, and with one BLAS thread it is neither spread over
+    threads nor inflated by idle threads spinning, so it counts the call's own work.
+    """
+    with threadpool_limits(limits=threads):
+        start = time.process_time()
+        call()
+        return time.process_time() - start
 
 
 def _peak_mb(call):
@@ -135,8 +147,9 @@ def run_sweep(name, sizes, settings, *, repeats, sweeps=None):
     sizes : sequence of int
     settings : dict
         ``literal_n``, ``engine_n``, ``engine_t`` (the fixed sizes), ``m`` (frequencies
-        per block), and the data and solver: ``n_features``, ``n_classes``,
-        ``tradeoff``, ``gamma``, ``lam``, ``theta``, ``seed``.
+        per block), the data and solver: ``n_features``, ``n_classes``,
+        ``tradeoff``, ``gamma``, ``lam``, ``theta``, ``seed``, and for timings
+        ``blas_threads`` (the BLAS threads a timed call may use).
     sweeps : dict, optional
         Sweep name to ``(size name, factory, quantity)`` as :data:`SWEEPS` (the default).
     repeats : int
@@ -148,14 +161,24 @@ def run_sweep(name, sizes, settings, *, repeats, sweeps=None):
     list of dict
         One record per size and repeat: ``sweep``, ``size_name``, ``size``,
         ``quantity``, ``repeat``, ``value``.
+
+    Raises
+    ------
+    ValueError
+        A timed sweep whose ``settings`` do not name ``blas_threads``.
     """
     size_name, factory, quantity = (SWEEPS if sweeps is None else sweeps)[name]
+    if quantity == "cpu_seconds":
+        if "blas_threads" not in settings:
+            raise ValueError(f"sweep {name!r} is timed: settings must name blas_threads (the BLAS threads it may use)")
+        threads = check_positive(settings["blas_threads"], "blas_threads", integer=True)
+    measure = {"cpu_seconds": lambda call: _cpu_seconds(call, threads=threads), "peak_mb": _peak_mb,
+               "operations": _operations}[quantity]
     records = []
     for size in sizes:
         call = factory(int(size), settings)
-        measure = {"seconds": _seconds, "peak_mb": _peak_mb, "operations": _operations}[quantity]
         # timings vary from call to call; peak memory and operation counts are deterministic
-        values = [measure(call) for _ in range(repeats if quantity == "seconds" else 1)]
+        values = [measure(call) for _ in range(repeats if quantity == "cpu_seconds" else 1)]
         records += [{"sweep": name, "size_name": size_name, "size": int(size), "quantity": quantity,
                      "repeat": r, "value": float(v)} for r, v in enumerate(values)]
     return records

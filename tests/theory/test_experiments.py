@@ -11,6 +11,10 @@ from qs3study.claims.empirical import empirical_claims
 from qs3study.claims.ledger import Claim, history_markdown, write_ledger
 from qs3study.claims.verdicts import exponent_class
 
+#: Small sweep settings: tiny data, one BLAS thread for the timed calls.
+SETTINGS = {"literal_n": 30, "engine_n": 30, "engine_t": 5, "m": 2, "n_features": 3, "n_classes": 3,
+            "tradeoff": 0.5, "gamma": 1.0, "lam": 1.0, "theta": 1.5, "seed": 0, "blas_threads": 1}
+
 
 def test_fit_exponent_uses_medians_of_repeats():
     n = np.repeat([100, 200, 400, 800, 1600, 3200], 3)
@@ -22,8 +26,7 @@ def test_fit_exponent_uses_medians_of_repeats():
 
 
 def test_sweeps_record_every_repeat():
-    settings = {"literal_n": 30, "engine_n": 30, "engine_t": 5, "m": 2, "n_features": 3, "n_classes": 3,
-                "tradeoff": 0.5, "gamma": 1.0, "lam": 1.0, "theta": 1.5, "seed": 0}
+    settings = SETTINGS
     records = run_sweep("literal_time_vs_t", [3, 6], settings, repeats=2)
     assert [(r["size"], r["repeat"]) for r in records] == [(3, 0), (3, 1), (6, 0), (6, 1)]
     assert all(r["value"] > 0 for r in records)
@@ -190,8 +193,7 @@ def test_operation_counts_follow_the_algorithms():
     """The literal Algorithms 1-2 evaluate ~t^2 features; the exact solve factorises one n x n matrix (2/3 n^3)."""
     from qs3orao.theory.complexity import tail_exponent
 
-    settings = {"literal_n": 30, "engine_n": 30, "engine_t": 5, "m": 2, "n_features": 3, "n_classes": 3,
-                "tradeoff": 0.5, "gamma": 1.0, "lam": 1.0, "theta": 1.5, "seed": 0}
+    settings = SETTINGS
     literal = run_sweep("literal_operations_vs_t", [40, 80, 160, 320], settings, repeats=3)
     assert [r["repeat"] for r in literal] == [0, 0, 0, 0]
     slope = tail_exponent([r["size"] for r in literal], [r["value"] for r in literal], tail=3, confidence=0.95)[0]
@@ -204,10 +206,40 @@ def test_baseline_sweeps_time_and_count_the_exact_baselines():
     from qs3orao.theory.complexity import SWEEPS
     from qs3study.claims.studies import BASELINE_SWEEPS
 
-    settings = {"literal_n": 30, "engine_n": 30, "engine_t": 5, "m": 2, "n_features": 3, "n_classes": 3,
-                "tradeoff": 0.5, "gamma": 1.0, "lam": 1.0, "theta": 1.5, "seed": 0}
+    settings = SETTINGS
     sweeps = {**SWEEPS, **BASELINE_SWEEPS}
     for name in ("samult_time_vs_n", "pnu_auc_time_vs_n"):
         assert run_sweep(name, [40], settings, repeats=1, sweeps=sweeps)[0]["value"] > 0
     counted = run_sweep("samult_operations_vs_n", [40], settings, repeats=1, sweeps=sweeps)[0]["value"]
     assert counted == pytest.approx(2 * 2 / 3 * 40 ** 3)  # one n x n factorisation per ordinal split (k - 1 = 2)
+
+
+def test_timings_count_cpu_seconds_on_the_designs_blas_threads():
+    """A call that waits costs no CPU time (a wall clock would count the wait); BLAS runs on blas_threads."""
+    import time
+
+    from threadpoolctl import threadpool_info
+
+    seen = []
+
+    def waits():
+        time.sleep(0.3)
+        seen.append([pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"])
+
+    sweeps = {"waits": ("n", lambda size, o: waits, "cpu_seconds")}
+    records = run_sweep("waits", [1], SETTINGS, repeats=2, sweeps=sweeps)
+    assert [r["quantity"] for r in records] == ["cpu_seconds"] * 2
+    assert all(0.0 <= r["value"] < 0.1 for r in records)
+    assert seen and all(threads == [1] * len(threads) and threads for threads in seen)
+    busy = {"busy": ("n", lambda size, o: lambda: np.linalg.qr(np.ones((size, size)) + np.eye(size)), "cpu_seconds")}
+    assert run_sweep("busy", [300], SETTINGS, repeats=1, sweeps=busy)[0]["value"] > 0
+
+
+def test_a_timed_sweep_needs_blas_threads():
+    settings = {key: value for key, value in SETTINGS.items() if key != "blas_threads"}
+    with pytest.raises(ValueError, match="blas_threads"):
+        run_sweep("exact_time_vs_n", [20], settings, repeats=1)
+    with pytest.raises(ValueError, match="blas_threads"):
+        run_sweep("exact_time_vs_n", [20], {**SETTINGS, "blas_threads": 0}, repeats=1)
+    # memory and operation counts are not timed: they need no thread setting
+    assert run_sweep("exact_operations_vs_n", [20], settings, repeats=1)[0]["value"] > 0

@@ -255,3 +255,41 @@ def test_huber_rows_test_the_theorem_where_its_premise_holds(design, real_checks
     rows = {c.id: c for c in claims}
     assert rows["6"].verdict == v.PREMISE_FAILS and rows["H6"].verdict == v.FAILS
     assert rows["H6r"].verdict == v.HOLDS
+
+
+def _sweeps_of(design, exponent_of):
+    """Synthetic complexity records at the design's sizes: cost = size^exponent_of(sweep), three repeats."""
+    spec = design["complexity"]
+    return pd.DataFrame([{"sweep": name, "size_name": "n", "size": size, "quantity": "cpu_seconds", "repeat": r,
+                          "value": 1e-9 * float(size) ** exponent_of(name) * (1.0 + 0.01 * r)}
+                         for name, sizes in spec["sizes"].items() for size in sizes for r in range(3)])
+
+
+def test_complexity_row_aggregates_the_baselines_and_the_operation_counts(design, real_checks, summary):
+    claimed = design["complexity"]["criteria"]["claimed"]
+    assert {"samult_time_vs_n", "pnu_auc_time_vs_n", "samult_operations_vs_n"} <= set(claimed)
+
+    def bound(name):
+        return claimed[name] if claimed[name] is not None else 1.0
+
+    row = _ledger(design, real_checks, summary, _sweeps_of(design, bound))["7"]
+    assert row.verdict == v.HOLDS and "samult_operations_vs_n" in row.evidence
+    assert "CPU seconds" in row.check and "1 thread" in row.check
+    # one baseline growing faster than its O(n^3) fails the row on its own
+    faster = _ledger(design, real_checks, summary,
+                     _sweeps_of(design, lambda name: bound(name) + (1.0 if name == "pnu_auc_time_vs_n" else 0.0)))["7"]
+    assert faster.verdict == v.FAILS and "pnu_auc_time_vs_n" in faster.evidence.split("inconsistent")[0]
+
+
+def test_complexity_data_must_be_the_designs_run(design, tmp_path):
+    from qs3study.claims.assemble import read_complexity
+
+    records = _sweeps_of(design, lambda name: 1.0)
+    records.to_csv(tmp_path / "complexity.csv", index=False)
+    assert len(read_complexity(design, tmp_path / "complexity.csv")) == len(records)
+    records[records["sweep"] != "samult_time_vs_n"].to_csv(tmp_path / "missing.csv", index=False)
+    with pytest.raises(ValueError, match="samult_time_vs_n"):
+        read_complexity(design, tmp_path / "missing.csv")
+    records[records["size"] != records["size"].max()].to_csv(tmp_path / "sizes.csv", index=False)
+    with pytest.raises(ValueError, match="not this design's run"):
+        read_complexity(design, tmp_path / "sizes.csv")

@@ -24,7 +24,8 @@ from .summary import summarise
 #: The repository root: the design's relative paths of data outside the studies are read from here.
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-__all__ = ["run_checks", "exponents_of", "local_exponents_of", "tail_exponents_of", "study_settings", "assemble_ledger",
+__all__ = ["run_checks", "exponents_of", "local_exponents_of", "tail_exponents_of", "study_settings", "read_complexity",
+           "assemble_ledger",
            "figure_names", "draw_figures"]
 
 HEADER = """# Claims ledger: QS3ORAO (Shi, Gu, Li and Huang, AAAI 2020)
@@ -169,6 +170,26 @@ def _offset_data(spec, path, problem_table):
     return summarise(records, problem_table, spec["convergence"]["criteria"]), bounds
 
 
+def read_complexity(spec, path):
+    """The complexity study's tidy records, checked to be the run of the design's complexity section.
+
+    Raises
+    ------
+    ValueError
+        When a sweep of the design is missing from the records, a swept size differs from the
+        design's, or the records hold a sweep the design does not name (row 7 would silently
+        aggregate other sweeps than the design's).
+    """
+    records = pd.read_csv(path)
+    design_sizes = spec["complexity"]["sizes"]
+    found = {name: sorted(int(s) for s in group["size"].unique()) for name, group in records.groupby("sweep")}
+    for name in sorted(set(design_sizes) | set(found)):
+        if found.get(name) != sorted(int(s) for s in design_sizes.get(name, [])):
+            raise ValueError(f"{path}: sweep {name!r} has sizes {found.get(name)}, the design's complexity section "
+                             f"gives {design_sizes.get(name)}: the data are not this design's run")
+    return records
+
+
 def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problems, offset_data, complexity,
                     results_tables, results_configurations, md, csv, summary, rate_summary, huber_summary,
                     offset_data_summary):
@@ -207,7 +228,7 @@ def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problem
     offset_cells.to_csv(offset_data_summary + ".tmp", index=False, float_format="%.6g")
     os.replace(offset_data_summary + ".tmp", offset_data_summary)
     empirical, reason = _empirical(spec, results_tables, results_configurations)
-    sweeps = pd.read_csv(complexity)
+    sweeps = read_complexity(spec, complexity)
     criteria = spec["complexity"]["criteria"]
     claims = build_claims(
         checks=run_checks(spec, float(problem_table["M1"].max())), summary=cells, rates=rates,
@@ -240,7 +261,7 @@ def draw_figures(*, design, convergence, summary, complexity, stems):
     criteria = design["convergence"]["criteria"]
     records = pd.read_csv(convergence)
     summary = pd.read_csv(summary)
-    complexity = pd.read_csv(complexity)
+    complexity = read_complexity(design, complexity)
     for instance in design["convergence"]["instances"]:
         plots.save(plots.convergence_figure(records, instance, criteria), stems[f"convergence_{instance}"])
     plots.save(plots.slopes_figure(summary, criteria), stems["slopes"])

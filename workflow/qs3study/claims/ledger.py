@@ -604,11 +604,12 @@ def row_offset_data(offset_summary, summary, criteria, spec, bounds):
         verdict, text + ". " + evidence)
 
 
-def row_complexity(exponents, criteria, local, tail):
+def row_complexity(exponents, criteria, local, tail, settings):
     """Row 7: each claimed exponent read as an upper bound at the sizes where the leading term dominates.
 
     ``exponents`` (fit over every size), ``local`` (exponents between consecutive sizes) and ``tail``
-    (fit over the ``criteria["tail"]`` largest sizes) map sweep names to their values.
+    (fit over the ``criteria["tail"]`` largest sizes) map sweep names to their values; ``settings``
+    are the complexity section's (its ``blas_threads`` bound the timed calls).
     """
     classes, parts = [], []
     for name, (slope, low, high) in exponents.items():
@@ -631,14 +632,17 @@ def row_complexity(exponents, criteria, local, tail):
     return Claim(
         "7", "Table 1: QS3ORAO time O(D t^2), space O(D n); exact kernel methods O(n^3) time, O(n^2) space",
         "Table 1; Sec. 'Results and Discussion'",
-        f"Timing (median of repeats) and tracemalloc peak-memory sweeps over >= 6 sizes and >= 1.5 decades. Each O(.) "
-        f"is read as an upper bound where its leading term dominates: the last two local exponents (between "
-        f"consecutive sizes) differ by <= {criteria['dominance']:g}, else 'not dominant'; then the exponent fitted on "
-        f"every repeat at the {criteria['tail']} largest sizes, {criteria['confidence']:.0%} CI: consistent if its "
-        f"upper end <= claimed + {criteria['tolerance']:g}, inconsistent if its lower end is above, else "
-        f"inconclusive. The literal Algorithms 1-2 stand for Table 1's QS3ORAO time (every prediction regenerates "
-        f"all earlier blocks); the project's engine (O(t n D) time, capped working buffer) is measured for the "
-        f"space claims; qs3orao.exact stands for the exact kernel methods. Figure {_FIGURES}/complexity.png.",
+        f"Timing (CPU seconds of the process during the call, BLAS limited to {settings['blas_threads']} thread(s); "
+        f"median of repeats), tracemalloc peak-memory and dominant-operation-count sweeps over >= 6 sizes and >= 1.5 "
+        f"decades. Each O(.) is read as an upper bound where its leading term dominates: the last two local exponents "
+        f"(between consecutive sizes) differ by <= {criteria['dominance']:g}, else 'not dominant'; then the exponent "
+        f"fitted on every repeat at the {criteria['tail']} largest sizes, {criteria['confidence']:.0%} CI: consistent "
+        f"if its upper end <= claimed + {criteria['tolerance']:g}, inconsistent if its lower end is above, else "
+        f"inconclusive. Over every sweep with a claim: holds if all are consistent, fails if any is inconsistent, "
+        f"else inconclusive. The literal Algorithms 1-2 stand for Table 1's QS3ORAO time (every prediction "
+        f"regenerates all earlier blocks); the project's engine (O(t n D) time, capped working buffer) is measured "
+        f"for the space claims; the exact kernel methods are f* (qs3orao.exact) and, where swept, the baselines "
+        f"M-SAMULT (samult_*) and M-PNU-AUC (pnu_auc_*). Figure {_FIGURES}/complexity.png.",
         v.complexity_verdict(classes),
         "; ".join(parts) + ". Sweeps whose leading term the sizes do not show: "
         + (", ".join(dominated) if dominated else "none") + ".")
@@ -721,7 +725,8 @@ def build_claims(*, checks, summary, rates, huber_summary, huber_rates, huber_se
         *rows_rate(summary, rates, settings, criteria, design["rate"]),
         row_transient(summary, criteria), row_offset(summary, criteria),
         row_offset_data(offset_data_summary, summary, criteria, design["offset_data"], offset_data_bounds),
-        row_complexity(exponents, design["complexity"]["criteria"], local_exponents, tail_exponents),
+        row_complexity(exponents, design["complexity"]["criteria"], local_exponents, tail_exponents,
+                       design["complexity"]["settings"]),
         row_table1_space(c["table1_space"]),
         row_table2(c["table2"], design["checks"]["table2"]["mirror"]), row_novelty(), *rows_empirical(empirical, empirical_reason),
     ]

@@ -237,6 +237,11 @@ def thresholds_figure(examples):
     return fig
 
 
+#: Axis label of each measured quantity of the complexity sweeps ("seconds": wall clock, runs before issue 22 item 4).
+_QUANTITY_LABELS = {"cpu_seconds": "CPU seconds", "seconds": "seconds", "peak_mb": "peak traced memory (MB)",
+                    "operations": "operations counted"}
+
+
 def complexity_figure(records, exponents):
     """Measured cost against size (log-log), one panel per sweep, with every repeat and the fitted exponent."""
     plt = _pyplot()
@@ -254,7 +259,7 @@ def complexity_figure(records, exponents):
         slope, low, high = exponents[name]
         ax.set_title(f"{name}\np = {slope:.2f} [{low:.2f}, {high:.2f}]", fontsize=8)
         ax.set_xlabel(f"size {group['size_name'].iloc[0]}")
-        ax.set_ylabel("seconds" if group["quantity"].iloc[0] == "seconds" else "peak traced memory (MB)")
+        ax.set_ylabel(_QUANTITY_LABELS[group["quantity"].iloc[0]])
         ax.xaxis.set_major_locator(LogLocator(base=10, numticks=4))
         # a y range under a decade keeps its (minor) tick labels; x shows decades only, so labels never overlap
         ax.xaxis.set_minor_formatter(NullFormatter())

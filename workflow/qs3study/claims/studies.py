@@ -252,8 +252,8 @@ def _baseline(model, n, o):
 
 #: The paper's exact baselines (they live in ``baselines``, which :mod:`qs3orao` does not import).
 BASELINE_SWEEPS = {
-    "samult_time_vs_n": ("n", lambda s, o: _baseline("samult", s, o), "seconds"),
-    "pnu_auc_time_vs_n": ("n", lambda s, o: _baseline("pnu_auc", s, o), "seconds"),
+    "samult_time_vs_n": ("n", lambda s, o: _baseline("samult", s, o), "cpu_seconds"),
+    "pnu_auc_time_vs_n": ("n", lambda s, o: _baseline("pnu_auc", s, o), "cpu_seconds"),
     "samult_operations_vs_n": ("n", lambda s, o: _baseline("samult", s, o), "operations"),
 }
 
