@@ -21,6 +21,7 @@ O(n d + D^2) memory, with no pairwise loop.  ``||w||^2`` is the RKHS norm of
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
@@ -33,6 +34,7 @@ from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
 from qs3orao.base import OrdinalEstimator
 
 from ._common import LamPath, check_threshold_loss, in_chunks
+from .kernel_cache import cached, caching
 from qs3orao.quadratic import GroupMoments, ordinal_pairwise_risk, solve_feature_space, solve_feature_space_path
 
 __all__ = ["RFFAUC", "NystromAUC", "NYSTROM_RCOND"]
@@ -102,14 +104,21 @@ class _FeatureSpaceAUC(LamPath, OrdinalEstimator):
             X, y, tradeoff=self.tradeoff, classes=self.classes)
         self._check_components(X.shape[0])
         D = self._n_features_out(X.shape[0], self._size)
-        # The path holds the eigenvectors and the system's values beside the moment.
-        extra = 2 * FLOAT_BYTES * D * D if path else 0
+        k = self.classes_.size
+        # The path holds the eigenvectors and the system's values beside the moment; in a search (a
+        # reuse_kernels block) the moments are kept per class (k + 1 of them), since the trade-offs change.
+        extra = (2 * FLOAT_BYTES * D * D if path else 0) + (k * FLOAT_BYTES * D * D if caching() else 0)
         self.memory_estimate_ = check_budget(
-            self._name, self.estimate_memory(*X.shape, self.classes_.size, self._size) + extra, self.memory_budget)
+            self._name, self.estimate_memory(*X.shape, k, self._size) + extra, self.memory_budget)
         self.seed_ = resolve_seed(self.random_state)
         self._build_map(X)
-        self.risk_ = ordinal_pairwise_risk(self.classes_.size, self.tradeoff_)
-        return X, codes, GroupMoments.accumulate(self._features, X, codes, self.n_map_features_, self.risk_)
+        self.risk_ = ordinal_pairwise_risk(k, self.tradeoff_)
+        if caching():
+            moments = cached(f"{self._name} moments", (X, codes), (self.gamma, self._size, self.seed_),
+                             lambda: GroupMoments.accumulate(self._features, X, codes, self.n_map_features_))
+        else:
+            moments = GroupMoments.accumulate(self._features, X, codes, self.n_map_features_, self.risk_)
+        return X, codes, moments
 
     def _solve_path(self, moments, codes, lams):
         """Weights ``w`` for every ``lam``, shape ``(len(lams), D)``."""
@@ -264,17 +273,31 @@ class NystromAUC(_FeatureSpaceAUC):
                           f"using every row as a landmark", UserWarning, stacklevel=3)
 
     def _build_map(self, X):
-        D = min(self.n_landmarks, X.shape[0])
-        rng = np.random.default_rng(self.seed_)
-        self.landmarks_ = X[np.sort(rng.choice(X.shape[0], D, replace=False))]
-        K = gaussian_kernel(self.landmarks_, gamma=self.gamma)
-        # K is symmetric, so its transpose is the same matrix in the column-major order LAPACK wants.
-        eigenvalues, vectors = linalg.eigh(K.T, overwrite_a=True, check_finite=False)
-        del K
-        first = np.searchsorted(eigenvalues, NYSTROM_RCOND * eigenvalues[-1], side="right")
-        self.whitening_ = vectors[:, first:]
-        self.whitening_ /= np.sqrt(eigenvalues[first:])
-        self.n_map_features_ = D - int(first)
+        nystrom = cached("Nystroem map", (X,), (self.gamma, self.n_landmarks, self.seed_),
+                         lambda: _nystrom_map(X, self.n_landmarks, self.gamma, self.seed_))
+        self.landmarks_, self.whitening_ = nystrom.landmarks, nystrom.whitening
+        self.n_map_features_ = self.whitening_.shape[1]
 
     def _features(self, X):
         return gaussian_kernel(X, self.landmarks_, gamma=self.gamma) @ self.whitening_
+
+
+@dataclass(frozen=True)
+class _NystromMap:
+    landmarks: np.ndarray
+    whitening: np.ndarray
+
+
+def _nystrom_map(X, n_landmarks, gamma, seed):
+    """``min(n_landmarks, n)`` landmarks drawn from the rows of ``X`` and the whitening ``K_mm^{-1/2}``."""
+    D = min(n_landmarks, X.shape[0])
+    rng = np.random.default_rng(seed)
+    landmarks = X[np.sort(rng.choice(X.shape[0], D, replace=False))]
+    K = gaussian_kernel(landmarks, gamma=gamma)
+    # K is symmetric, so its transpose is the same matrix in the column-major order LAPACK wants.
+    eigenvalues, vectors = linalg.eigh(K.T, overwrite_a=True, check_finite=False)
+    del K
+    first = np.searchsorted(eigenvalues, NYSTROM_RCOND * eigenvalues[-1], side="right")
+    whitening = vectors[:, first:]
+    whitening /= np.sqrt(eigenvalues[first:])
+    return _NystromMap(landmarks, whitening)

@@ -1,9 +1,10 @@
 """Reuse of what does not change across a hyperparameter grid: the exact methods' kernel work.
 
-Inside :func:`reuse_kernels`, M-SAMULT's kernel matrix and M-PNU-AUC's
-kernel moments are computed once per (training rows, kernel width, and for
-the moments the labels and centres) and reused by every later fit with the
-same inputs, whatever ``lam`` or the trade-off. Outside it, every fit
+Inside :func:`reuse_kernels`, M-SAMULT's and f*'s kernel matrix, M-PNU-AUC's
+kernel moments, and the fixed feature maps' map and per-class moments
+(RFF-AUC, Nystroem-AUC) are computed once per (training rows, kernel width,
+and for the moments the labels and the map) and reused by every later fit with
+the same inputs, whatever ``lam`` or the trade-off. Outside it, every fit
 computes its own (the cache is off by default, so a single fit never holds
 memory beyond its budget estimate).
 
@@ -20,7 +21,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-__all__ = ["reuse_kernels", "cached", "cache_stats"]
+__all__ = ["reuse_kernels", "cached", "cache_stats", "caching"]
 
 _state = {"entries": None, "max_bytes": 0, "bytes": 0, "hits": 0, "misses": 0}
 
@@ -47,6 +48,11 @@ def reuse_kernels(max_bytes=2**30):
         yield _state
     finally:
         _state.update(previous)
+
+
+def caching():
+    """Whether a :func:`reuse_kernels` block is active (then :func:`cached` keeps results)."""
+    return _state["entries"] is not None
 
 
 def cache_stats():

@@ -5,6 +5,7 @@ import pytest
 
 from baselines import kernel_cache
 from baselines.model_selection import cross_validate_params
+from baselines.feature_space import NystromAUC, RFFAUC
 from baselines.pnu_auc import MPNUAUC
 from baselines.samult import MSAMULT
 
@@ -26,6 +27,23 @@ def test_reused_kernels_give_the_same_fit_as_recomputed_ones(method):
         assert stats["hits"] >= 1 and stats["misses"] >= 1
     for a, b in zip(fresh, reused):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("method", [RFFAUC, NystromAUC])
+def test_feature_maps_reuse_map_and_class_moments_across_trade_offs(method):
+    X, y = _problem()
+    settings = [dict(lam=0.25, tradeoff=0.0), dict(lam=2.0, tradeoff=[0.3, 1.0, 0.6])]
+    size = {"n_random_features": 40} if method is RFFAUC else {"n_landmarks": 40}
+    fresh = [method(gamma=0.5, random_state=3, **size, **s).fit(X, y) for s in settings]
+    with kernel_cache.reuse_kernels() as stats:
+        reused = [method(gamma=0.5, random_state=3, **size, **s).fit(X, y) for s in settings]
+        # the second fit (another lam and trade-off) finds the map and the moments of the first
+        assert stats["hits"] == (2 if method is NystromAUC else 1) and stats["misses"] == stats["hits"]
+    for a, b in zip(fresh, reused):
+        # per-class moments combined for the risk instead of accumulated weighted: equal to rounding
+        np.testing.assert_allclose(b.train_scores_, a.train_scores_, rtol=0,
+                                   atol=1e-9 * np.abs(a.train_scores_).max())
+    assert reused[0].memory_estimate_ > fresh[0].memory_estimate_  # the class moments are counted
 
 
 def test_a_changed_array_or_width_misses_and_cached_arrays_are_read_only():
