@@ -129,15 +129,19 @@ def fit_time(spec, X, y, n_unlabeled, n_labeled, seed, repeats=3):
     return statistics.median(times)
 
 
-def sweep_cost(measured, sizes, sweep, protocol, overhead):
-    """Seconds of one method's sweep jobs over every dataset of :data:`DOCUMENTED_ROWS`, by dataset."""
+def sweep_cost(measured, sizes, sweep, protocol, overhead, stops=None):
+    """Seconds of one method's sweep jobs over every dataset of :data:`DOCUMENTED_ROWS`, by dataset.
+
+    ``stops(n_unlabeled)``, when given, says where the memory budget stops the
+    method (beyond the measured sizes too).
+    """
     ok = sorted(s for s, t in measured.items() if t is not None)
     costs = {}
     for name, rows in DOCUMENTED_ROWS.items():
         pool = rows - protocol["n_labeled"]
         total = 0.0
         for s in [s for s in sizes if s < pool] + [pool]:
-            if s in measured and measured[s] is None:
+            if (s in measured and measured[s] is None) or (stops is not None and stops(s)):
                 break  # the budget stops it here and beyond (one fast job that records the stop)
             if s in measured:
                 t = measured[s]
@@ -159,8 +163,9 @@ def pilot_costs(results, tune_cpu, config, pilot):
     sizes are the protocol's, the same on every dataset), and each method's
     sweep from the medians over trials of its pilot jobs per size,
     extrapolated to the dataset's sweep sizes and pool with :func:`sweep_cost`
-    (a size where the memory budget stopped the method stops it beyond, at no
-    cost; the comparison size is the comparison jobs themselves).
+    (a method the budget stopped in the pilot stops, at no cost, from the size
+    where its memory estimate, a power law fitted on the pilot's jobs, passes the
+    budget; the comparison size is the comparison jobs themselves).
 
     Parameters
     ----------
@@ -193,11 +198,28 @@ def pilot_costs(results, tune_cpu, config, pilot):
             stopped = (at_size["status"] == "out_of_memory_budget").all()
             measured[size] = None if stopped else float(at_size["bench_cpu_time"].median())
         sizes = sorted(s for s in sweep["n_unlabeled"] if s not in ("all", protocol["n_unlabeled"]))
-        for name, seconds in sweep_cost(measured, sizes, sweep, protocol, 0.0).items():
+        costs = sweep_cost(measured, sizes, sweep, protocol, 0.0, stops=_budget_stops(jobs, protocol))
+        for name, seconds in costs.items():
             if name in sweeps:
                 sweeps[name] += seconds
     tune = float(sum(tune_cpu.values()))
     return {name: {"tune": tune, "comparison": comparison, "sweep": sweeps[name]} for name in config["datasets"]}
+
+
+def _budget_stops(jobs, protocol):
+    """``n_unlabeled -> bool``: where the method's memory estimate passes the budget; None for a method the
+    budget stopped nowhere in the pilot.
+
+    The estimate is a power law through the pilot's two largest sizes (the leading term; smaller sizes carry
+    fixed overheads that flatten a fit over all of them).
+    """
+    if not (jobs["status"] == "out_of_memory_budget").any():
+        return None
+    known = jobs.dropna(subset=["memory_estimate_mb"]).assign(rows=lambda t: t["n_labeled"] + t["n_unlabeled"])
+    (n_a, mb_a), (n_b, mb_b) = known.groupby("rows")["memory_estimate_mb"].median().iloc[-2:].items()
+    slope = np.log(mb_b / mb_a) / np.log(n_b / n_a)
+    budget = float(jobs["memory_budget_mb"].max())
+    return lambda n_unlabeled: mb_b * ((protocol["n_labeled"] + n_unlabeled) / n_b) ** slope > budget
 
 
 def read_pilot(figures):

@@ -37,13 +37,18 @@ def _pilot_results():
                              ("exact", {"1000": 2.0, "5000": 50.0, "all": None})):
         for trial in range(2):
             rows.append(dict(dataset="uci_bike", method=method, trial=trial, size="2000", comparison=True,
-                             status="ok", bench_cpu_time=3.0))
+                             status="ok", bench_cpu_time=3.0, n_labeled=500, n_unlabeled=2000,
+                             memory_estimate_mb=np.nan, memory_budget_mb=2000.0))
         for size, seconds in per_size.items():
+            n_unlabeled = 16_879 if size == "all" else int(size)
             for trial, jitter in enumerate((0.9, 1.0, 1.5)):   # medians: the values above
                 stopped = seconds is None
                 rows.append(dict(dataset="uci_bike", method=method, trial=trial, size=size, comparison=False,
                                  status="out_of_memory_budget" if stopped else "ok",
-                                 bench_cpu_time=0.5 if stopped else seconds * jitter))
+                                 bench_cpu_time=0.5 if stopped else seconds * jitter, n_labeled=500,
+                                 n_unlabeled=n_unlabeled, memory_budget_mb=2000.0,
+                                 # the exact method's estimate grows as rows^2: over the budget from ~14,100 rows
+                                 memory_estimate_mb=1e-5 * (500 + n_unlabeled) ** 2 if method == "exact" else 5.0))
     return pd.DataFrame(rows)
 
 
@@ -75,6 +80,15 @@ def test_a_pilot_extrapolates_the_sweep_by_pool_size():
     exact = 3 * (2.0 + 50.0 + 50.0 * 2 ** (np.log(25.0) / np.log(5.0)))
     assert costs["sgemm"]["sweep"] == pytest.approx(fast + exact)
     assert costs["sgemm"]["tune"] == costs["uci_bike"]["tune"] == 0.0
+
+
+def test_a_pilot_stops_a_method_where_its_memory_estimate_passes_the_budget():
+    config = {**PILOT_CONFIG, "datasets": {"uci_bike": {}, "uci_elevators": {}}}
+    costs = cost.pilot_costs(_pilot_results(), {}, config, "uci_bike")
+    # elevators' pool (16,099 rows) was never measured: the estimate (~2,760 MB > 2,000) stops the exact
+    # method there, as its own pool stopped it in the pilot, so both cost the same
+    assert costs["uci_elevators"]["sweep"] == pytest.approx(
+        costs["uci_bike"]["sweep"] - 3 * 12.0 + 3 * 12.0 * (16_099 / 16_879) ** (np.log(3.0) / np.log(16_879 / 5000)))
 
 
 def test_a_pilot_without_the_dataset_is_refused():
