@@ -120,6 +120,11 @@ def test_the_crossover_needs_the_declared_trials_where_both_ran():
     assert empirical_claims(_table(trials=1), {**CRITERIA, "min_trials": 1})["faster_beyond_10k"]["verdict"] == "holds"
 
 
+def test_a_table_without_memory_columns_leaves_the_memory_claim_not_evaluated():
+    result = empirical_claims(_table().drop(columns=["memory_budget_mb", "peak_memory_mb"]))["exact_out_of_memory"]
+    assert result["verdict"] == "not evaluated" and "memory_budget_mb, peak_memory_mb" in result["evidence"]
+
+
 def test_the_memory_claim_is_read_at_the_declared_and_the_paper_like_budget():
     # the baselines' own estimates at the larger sets' full size (100,500 rows) are above 100 GiB and below 10 TiB
     assert empirical_claims(_table(), CRITERIA)["exact_out_of_memory"]["evidence"].endswith(

@@ -47,6 +47,9 @@ DRY_RUN = {
     "snakemake --configfile workflow/config/reproduction-paper.yaml -c2 --keep-going": r"^download\s+11$",
     "snakemake --configfile workflow/config/reproduction-paper.yaml workflow/config/reproduction-best.yaml -c2 "
     "--keep-going": r"^download\s+11$",
+    # The cost pilot (issue 20): one dataset of the protocol.
+    "snakemake --configfile workflow/config/reproduction-paper.yaml workflow/config/pilots/uci_bike.yaml "
+    "--config name=pilot-paper-uci_bike -c1": r"^download\s+1$",
 }
 NEEDS_MIRROR = ("workflow/config/reproduction.yaml", "workflow/config/reproduction-paper.yaml")
 FOR_REAL = ("snakemake --report report.html", "snakemake --unlock", MAIN)

@@ -40,6 +40,9 @@ EXACT = ("m-pnu-auc", "m-samult")
 DEFAULT_CRITERIA = {"alpha": 0.05, "most_cases": 0.5, "crossover_rows": 10_000, "crossover_slack": 2.0,
                     "min_trials": 3, "large_set_rows": 100_000, "paper_budget_mb": 80 * 1024, "estimate_tolerance": 2.0, "non_inferiority_margin": 0.01, "labeled_only_method": None,
                     "reported_margins": [], "signal_level": None}
+#: What 8d reads beside the statuses: the run's budget, the rows and the baselines' estimates and peaks.
+MEMORY_COLUMNS = ("memory_budget_mb", "n_labeled", "n_features", "n_classes", "memory_estimate_mb",
+                  "rss_before_fit_mb", "peak_memory_mb")
 KEYS = ("highest_auc", "beats_supervised", "faster_beyond_10k", "exact_out_of_memory", "unlabeled_data_help",
         "similar_generalisation")
 
@@ -128,6 +131,10 @@ def _memory_need(table):
 
 def _out_of_memory(table, criteria):
     """8d through the baselines' memory estimates, validated against measured peaks (:func:`memory_evidence`)."""
+    missing = sorted(set(MEMORY_COLUMNS) - set(table.columns))
+    if missing:
+        return _result("not evaluated", f"the results table has no {', '.join(missing)} (a table of "
+                                        f"qs3study.tables has them)")
     budgets = table.loc[table["method"].isin(EXACT), "memory_budget_mb"].dropna()
     if budgets.empty:
         return _result("not evaluated", "no exact baseline ran under a declared memory budget")
