@@ -38,10 +38,14 @@ def relative_change(before, after):
 class ConvergedQS3ORAO(QS3ORAO):
     """:class:`qs3orao.QS3ORAO` fitted with ``n_iter, 2 n_iter, 4 n_iter, ...`` iterations until converged.
 
-    Each fit starts afresh from the same seed.  The criterion: the last
-    doubling changed the training risk ``R_mu(f)`` by at most ``tol`` relative
-    to its value (:func:`relative_change`).  The kept model is the last fit.
-    The doublings cost at most twice the final fit.
+    One run of the engine: the training risk ``R_mu(f)`` is read after
+    ``n_iter, 2 n_iter, 4 n_iter, ...`` iterations, and the run stops at the
+    first reading that moved by at most ``tol`` relative to its value since
+    the one before (:func:`relative_change`), so the doublings cost the final
+    count's iterations, not twice as many.  The iterations are the plain fit's
+    (same rows, blocks and steps from the same seed), so the kept model is
+    the plain fit of that many iterations up to rounding: its steps are
+    grouped differently around the readings (:func:`qs3orao.engine.train`).
 
     Parameters
     ----------
@@ -56,9 +60,12 @@ class ConvergedQS3ORAO(QS3ORAO):
     ----------
     converged_ : bool
     history_ : list of (int, float, float)
-        ``(iterations, training risk, relative change against the fit with half as many)`` of every doubling.
+        ``(iterations, training risk, relative change against the reading at half as many)`` of every doubling.
     (every fitted attribute of :class:`qs3orao.QS3ORAO`; ``n_iter_`` is the count kept)
     """
+
+    #: Each setting stops at its own count, so settings cannot share one pass: the tuning fits them one by one.
+    PATH_PARAMS = ()
 
     def __init__(self, *, n_iter=2000, batch_size=16, n_components=32, gamma=1.0, lam=1.0, theta=None,
                  step_offset="auto", tradeoff=0.5, threshold_loss="ordinal_logistic", classes=None,
@@ -78,10 +85,6 @@ class ConvergedQS3ORAO(QS3ORAO):
         if self.max_iter < self.n_iter:
             raise ValueError(f"max_iter must be at least n_iter ({self.n_iter}), got {self.max_iter}")
 
-    def _fit_once(self, X, y, n_iter):
-        params = {k: v for k, v in self.get_params().items() if k not in ("tol", "max_iter")}
-        return QS3ORAO(**{**params, "n_iter": n_iter}).fit(X, y)
-
     def fit(self, X, y):
         """Fit with doubling iteration counts until the training risk settles (see the class docstring).
 
@@ -89,27 +92,46 @@ class ConvergedQS3ORAO(QS3ORAO):
         -------
         self
         """
-        self._check_params()
-        _, codes, _, weights = check_semisupervised(X, y, tradeoff=self.tradeoff, classes=self.classes)
-        model = self._fit_once(X, y, self.n_iter)
-        risk = ordinal_risk(model.train_scores_, codes, weights)[0]
-        history, converged = [], False
-        while 2 * model.n_iter_ <= self.max_iter:
-            model = self._fit_once(X, y, 2 * model.n_iter_)
-            longer = ordinal_risk(model.train_scores_, codes, weights)[0]
-            change = relative_change(risk, longer)
-            history.append((model.n_iter_, longer, change))
-            risk = longer
-            if change <= self.tol:
-                converged = True
-                break
-        if not converged:
+        super().fit(X, y)
+        monitor = self.__dict__.pop("_monitor")  # set by _run_length; it holds the training codes
+        self.converged_, self.history_ = monitor.converged, monitor.history
+        if not self.converged_:
             warnings.warn(f"QS3ORAO's training risk still moved by more than tol={self.tol:g} when the iterations "
-                          f"were doubled to {model.n_iter_} (max_iter={self.max_iter}); history {history}",
+                          f"were doubled to {self.n_iter_} (max_iter={self.max_iter}); history {self.history_}",
                           ConvergenceWarning, stacklevel=2)
-        for name, value in vars(model).items():
-            if name.endswith("_") and not name.startswith("__"):
-                setattr(self, name, value)
-        self._model = model._model
-        self.converged_, self.history_ = converged, history
         return self
+
+    def _run_length(self, codes, weights):
+        checkpoints = [self.n_iter]
+        while 2 * checkpoints[-1] <= self.max_iter:
+            checkpoints.append(2 * checkpoints[-1])
+        self._monitor = _RiskMonitor(codes, weights, self.tol)
+        return {"n_iter": checkpoints[-1], "checkpoints": checkpoints, "stop": self._monitor}
+
+    def fit_path(self, X, y, settings):
+        """Not available: each setting stops at its own count (fit the settings one by one).
+
+        Raises
+        ------
+        NotImplementedError
+            Always; :meth:`qs3orao.QS3ORAO.fit_path` would give fixed-count fits.
+        """
+        raise NotImplementedError("ConvergedQS3ORAO has no fit_path: each setting stops at its own iteration count, "
+                                  "so fit the settings one by one")
+
+
+class _RiskMonitor:
+    """``stop(iteration, scores)`` for :func:`qs3orao.engine.train`: True once a doubling moved the risk by at most ``tol``."""
+
+    def __init__(self, codes, weights, tol):
+        self.codes, self.weights, self.tol = codes, weights, tol
+        self.risk, self.history, self.converged = None, [], False
+
+    def __call__(self, iteration, scores):
+        risk = ordinal_risk(scores, self.codes, self.weights)[0]
+        if self.risk is not None:
+            change = relative_change(self.risk, risk)
+            self.history.append((iteration, risk, change))
+            self.converged = change <= self.tol
+        self.risk = risk
+        return self.converged

@@ -269,7 +269,7 @@ def group_plan(n_rows, rows_per_step, n_components, itemsize, work_bytes):
 
 def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, theta, seed, step_offset=0.0,
           block_storage="auto", max_memory=256 * 2**20, dtype=np.float64, n_jobs=1, trig_backend="auto",
-          verbose=False):
+          verbose=False, checkpoints=(), stop=None):
     """Run the quadruply stochastic iteration.
 
     Parameters
@@ -298,6 +298,13 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
         Backend of the trigonometric passes (:func:`qs3orao.trig.resolve_trig_backend`);
         the model's ``trig_backend`` records the one used.
     verbose : bool
+    checkpoints : sequence of int, default=()
+        Iterations in ``1..n_iter`` after which ``stop`` reads the scores of
+        every row; a group of steps ends at each of them.
+    stop : callable, optional
+        ``stop(iteration, scores) -> bool`` at each checkpoint, ``scores`` being
+        ``f`` at every row after that many iterations; True ends the training
+        there (the model then has that many blocks). Required with checkpoints.
 
     Returns
     -------
@@ -322,6 +329,7 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     dtype = np.dtype(dtype)
     if dtype not in (np.float64, np.float32):
         raise ValueError(f"dtype must be float64 or float32, got {dtype}")
+    checkpoints = _check_checkpoints(checkpoints, stop, n_iter)
     work_bytes, keep = memory_plan(n_iter, m, d, block_storage, max_memory)
     n_jobs = resolve_n_jobs(n_jobs)
     trig = resolve_trig_backend(trig_backend, dtype)
@@ -339,24 +347,47 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     progress = _Progress(n_iter, verbose)
     schedule = dict(n_iter=n_iter, lam=lam, theta=theta, step_offset=step_offset)
     guard = partial(check_scores, tradeoff=tradeoff, **schedule)
+    done = n_iter
     with _Rows(n_jobs, trig) as row_threads:
-        for start in range(0, n_iter, group):
-            stop = min(start + group, n_iter)
-            draws = [draw_rows(rng, splits, unlabeled, tradeoff, batch_size) for _ in range(start, stop)]
-            omega = _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype)
+        for start, end in _group_bounds(n_iter, group, checkpoints):
+            draws = [draw_rows(rng, splits, unlabeled, tradeoff, batch_size) for _ in range(start, end)]
+            omega = _group_blocks(seed, start, end, m, d, gamma, blocks, dtype)
             members = _group_members(dense, local_of, [draws])
             scores = base if members is None else base[members]
             scale = _group_steps(Xw, members, omega, draws, scores, local_of, coef, base, start, scale,
                                  tradeoff=tradeoff, theta=theta, lam=lam, step_offset=step_offset,
                                  rows=row_threads, guard=guard)
             if not dense:
-                _accumulate(base, Xw, omega, coef[start:stop], row_threads, work_bytes)
-            guard(scale * base, iteration=stop)
-            progress.update(stop)
-    model = RandomFeatureModel(seed=seed, gamma=gamma, n_features=d, coef=coef * scale, blocks=blocks,
-                               dtype=dtype, n_jobs=n_jobs, work_bytes=work_bytes, trig_backend=trig)
-    warn_if_far(base * scale, codes, tradeoff, **schedule)
+                _accumulate(base, Xw, omega, coef[start:end], row_threads, work_bytes)
+            guard(scale * base, iteration=end)
+            progress.update(end)
+            if end in checkpoints and stop(end, scale * base):
+                done = end
+                break
+    model = RandomFeatureModel(seed=seed, gamma=gamma, n_features=d, coef=coef[:done] * scale,
+                               blocks=None if blocks is None else blocks[:done], dtype=dtype, n_jobs=n_jobs,
+                               work_bytes=work_bytes, trig_backend=trig)
+    warn_if_far(base * scale, codes, tradeoff, **{**schedule, "n_iter": done})
     return model, base * scale
+
+
+def _check_checkpoints(checkpoints, stop, n_iter):
+    """The checkpoints as a sorted tuple of distinct iterations in ``1..n_iter``; ``stop`` must come with them."""
+    ends = tuple(sorted({int(i) for i in checkpoints}))
+    if ends and (ends[0] < 1 or ends[-1] > n_iter):
+        raise ValueError(f"checkpoints must lie in 1..n_iter={n_iter}, got {list(ends)}")
+    if ends and stop is None:
+        raise ValueError("checkpoints need a stop(iteration, scores) callable")
+    return ends
+
+
+def _group_bounds(n_iter, group, checkpoints):
+    """``(start, end)`` of each group of at most ``group`` steps, a group ending at every checkpoint."""
+    start = 0
+    for end in [*checkpoints, n_iter]:
+        while start < end:
+            yield start, min(start + group, end)
+            start = min(start + group, end)
 
 
 def _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype):

@@ -204,10 +204,14 @@ class QS3ORAO(OrdinalEstimator):
         self.seed_ = resolve_seed(self.random_state)
         self._resolve_schedule(weights, X, codes)
         model, train_scores = train(
-            X, codes, weights, n_iter=self.n_iter, batch_size=self.batch_size, n_components=self.n_components,
-            gamma=float(self.gamma), lam=float(self.lam), theta=self.theta_, seed=self.seed_,
-            step_offset=self.step_offset_, **self._engine_options())
+            X, codes, weights, batch_size=self.batch_size, n_components=self.n_components, gamma=float(self.gamma),
+            lam=float(self.lam), theta=self.theta_, seed=self.seed_, step_offset=self.step_offset_,
+            **self._run_length(codes, weights), **self._engine_options())
         return self._finish(X, codes, model, train_scores)
+
+    def _run_length(self, codes, weights):
+        """The engine's ``n_iter`` (a subclass may add ``checkpoints`` and ``stop`` to end the run earlier)."""
+        return {"n_iter": self.n_iter}
 
     def fit_path(self, X, y, settings):
         """Fit one model per setting of ``lam``, ``tradeoff``, ``theta`` and ``step_offset`` in one pass.
@@ -290,7 +294,7 @@ class QS3ORAO(OrdinalEstimator):
             return_intervals=True)
         self.coef_ = self._model.coef
         self.trig_backend_ = self._model.trig_backend
-        self.n_iter_ = self.n_iter
+        self.n_iter_ = model.coef.shape[0]
         self.n_features_in_ = X.shape[1]
         return self
 

@@ -7,6 +7,7 @@ from sklearn.exceptions import ConvergenceWarning
 from baselines.converged import ConvergedQS3ORAO, relative_change
 from baselines.registry import get_method
 from qs3orao import QS3ORAO
+from qs3orao.engine import train
 from qs3orao.objective import ordinal_risk
 from qs3orao.validation import check_semisupervised
 
@@ -29,12 +30,45 @@ def test_stops_at_the_first_doubling_that_moves_the_risk_less_than_tol():
     assert all(change > 0.01 for *_, change in model.history_[:-1])
     _, codes, _, weights = check_semisupervised(X, y, tradeoff=0.5)
     assert model.history_[-1][1] == ordinal_risk(model.train_scores_, codes, weights)[0]
-    assert model.n_iter_ == 25 * 2 ** len(model.history_) == model.history_[-1][0]
-    # the kept model is the plain fit of that many iterations, bit for bit
+    assert model.n_iter_ == 25 * 2 ** len(model.history_) == model.history_[-1][0] == model.coef_.shape[0]
+    # the kept model is the plain fit of that many iterations, up to the rounding of its regrouped steps,
+    # and every reading is the plain fit's risk at that count (the doublings of the criterion, refitted)
     plain = QS3ORAO(n_iter=model.n_iter_, step_offset="auto", **PARAMS).fit(X, y)
-    np.testing.assert_array_equal(model.train_scores_, plain.train_scores_)
-    np.testing.assert_array_equal(model.decision_function(X[:7]), plain.decision_function(X[:7]))
-    np.testing.assert_array_equal(model.thresholds_, plain.thresholds_)
+    np.testing.assert_allclose(model.train_scores_, plain.train_scores_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(model.decision_function(X[:7]), plain.decision_function(X[:7]), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(model.thresholds_, plain.thresholds_, rtol=0, atol=1e-8)
+    for iterations, risk, _ in model.history_:
+        refit = QS3ORAO(n_iter=iterations, step_offset="auto", **PARAMS).fit(X, y)
+        assert risk == pytest.approx(ordinal_risk(refit.train_scores_, codes, weights)[0], rel=1e-10, abs=0)
+
+
+@pytest.mark.parametrize("block_storage", ["memory", "regenerate"])
+def test_the_run_stops_where_the_criterion_holds_in_the_sparse_plan_too(block_storage):
+    # max_memory small enough that the group's rows are sampled rows (the sparse plan), so the readings need
+    # the all-row update at the checkpoint; the stopped model's blocks are the first n_iter_ ones.
+    from qs3orao.engine import group_plan, memory_plan
+
+    X, y = _problem(n=4000, n_labeled=300)
+    params = {**PARAMS, "max_memory": 2**20, "block_storage": block_storage}
+    work_bytes, _ = memory_plan(6400, PARAMS["n_components"], X.shape[1], block_storage, 2**20)
+    assert not group_plan(X.shape[0], 3 * PARAMS["batch_size"], PARAMS["n_components"], 8, work_bytes)[0]
+    model = ConvergedQS3ORAO(n_iter=25, tol=0.02, max_iter=6400, **params).fit(X, y)
+    assert model.converged_ and model.n_iter_ < 6400
+    plain = QS3ORAO(n_iter=model.n_iter_, step_offset="auto", **params).fit(X, y)
+    np.testing.assert_allclose(model.train_scores_, plain.train_scores_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(model.decision_function(X[:50]), plain.decision_function(X[:50]), rtol=0, atol=1e-10)
+
+
+def test_the_run_costs_the_final_count_not_the_doublings(monkeypatch):
+    import baselines.converged as converged_module
+    import qs3orao.engine as engine
+
+    steps = []
+    real = engine._group_steps
+    monkeypatch.setattr(engine, "_group_steps", lambda *a, **k: steps.append(len(a[3])) or real(*a, **k))
+    X, y = _problem()
+    model = converged_module.ConvergedQS3ORAO(n_iter=25, tol=0.01, max_iter=12800, **PARAMS).fit(X, y)
+    assert sum(steps) == model.n_iter_
 
 
 def test_a_tighter_tolerance_needs_more_iterations():
@@ -58,6 +92,14 @@ def test_bad_settings_are_refused_and_the_method_is_registered():
     with pytest.raises(ValueError, match="tol"):
         ConvergedQS3ORAO(tol=0).fit(X, y)
     assert get_method("qs3orao-converged").estimator is ConvergedQS3ORAO
+    with pytest.raises(NotImplementedError, match="one by one"):
+        ConvergedQS3ORAO().fit_path(X, y, [{}])
+    _, codes, _, weights = check_semisupervised(X, y, tradeoff=0.5)
+    engine_params = dict(batch_size=8, n_components=4, gamma=1.0, lam=0.1, theta=15.0, seed=0)
+    with pytest.raises(ValueError, match="checkpoints must lie in 1..n_iter=10"):
+        train(X, codes, weights, n_iter=10, checkpoints=[5, 20], stop=lambda i, s: False, **engine_params)
+    with pytest.raises(ValueError, match="need a stop"):
+        train(X, codes, weights, n_iter=10, checkpoints=[5], **engine_params)
     assert ConvergedQS3ORAO().step_offset == "auto"
 
 
