@@ -5,6 +5,13 @@ Every method of this package computes the bytes its large arrays will take
 size alone, and calls :func:`check_budget` before allocating any of them, so
 that a benchmark can record "out of memory budget" at a given size instead of
 losing the whole run to the operating system's out-of-memory killer.
+
+Every estimate has one signature, so that a caller asks any method the same
+way: the instance method ``estimate_memory(n_samples, n_features, n_classes,
+n_labeled=None)`` returns the bytes a fit with the estimator's own parameters
+(a map's width, a number of centres) allocates on ``n_samples`` rows of
+``n_features`` features in ``n_classes`` classes, ``n_labeled`` of the rows
+labeled (None: every row).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from qs3orao.kernels import gaussian_kernel
 from qs3orao.thresholds import check_threshold_loss, fit_thresholds
 from qs3orao.validation import UNLABELED, check_path_settings
 
-from ._budget import chunk_rows
+from ._budget import FLOAT_BYTES, chunk_rows
 
 __all__ = ["LamPath", "SplitwiseModel", "check_threshold_loss", "check_split_values", "kernel_map", "in_chunks"]
 
@@ -60,6 +60,35 @@ class LamPath:
     #: 1000), so the path pays off from about 12 values of ``lam`` (the 24 of a long grid), not for the
     #: paper's 7.
     PATH_MIN_SETTINGS = 12
+
+    @staticmethod
+    def path_extra_bytes(side, path):
+        """Bytes a ``lam`` path holds beyond one fit's memory estimate.
+
+        The path solvers of :mod:`qs3orao.quadratic` decompose one symmetric
+        ``side x side`` system and keep its eigenvectors.  A kernel expansion's
+        path (:func:`qs3orao.quadratic.solve_kernel_expansion_path`) also holds
+        the kernel's root ``R`` that turns ``H K`` into the symmetric ``R H R``;
+        the system itself takes the place of the one a single fit factorises.
+        So the path counts two more ``side x side`` float arrays: the
+        eigenvectors and the kernel's root.  A fixed feature map's path
+        (:func:`qs3orao.quadratic.solve_feature_space_path`) is counted alike,
+        an allowance: there the system is the ``D x D`` moment a single fit
+        holds too (at n = 1000, D = 600 the path's traced peak was no higher
+        than one fit's).
+
+        Parameters
+        ----------
+        side : int
+            The system's side: the training rows of a kernel expansion, ``D`` of a feature map.
+        path : bool
+            Whether the fit is a path (``fit_path``); a single fit holds nothing extra.
+
+        Returns
+        -------
+        int
+        """
+        return 2 * FLOAT_BYTES * side * side if path else 0
 
     def fit_path(self, X, y, settings):
         """Fit one model per ``lam`` of ``settings``, the whole path from one eigendecomposition.

@@ -66,9 +66,11 @@ class QS3ORAOExact(LamPath, OrdinalEstimator):
         self.classes = classes
         self.memory_budget = memory_budget
 
-    @staticmethod
-    def estimate_memory(n_samples, n_features, n_classes):
-        """Bytes a fit allocates: the kernel, the system (factorised in place) and one row chunk."""
+    def estimate_memory(self, n_samples, n_features, n_classes, n_labeled=None):
+        """Bytes a fit allocates (the signature of :mod:`baselines._budget`).
+
+        The kernel, the system (factorised in place) and one row chunk.
+        """
         n = n_samples
         return FLOAT_BYTES * (2 * n * n + (n_classes + 4) * n) + chunk_bytes(n, n, copies=1)
 
@@ -94,10 +96,9 @@ class QS3ORAOExact(LamPath, OrdinalEstimator):
         X, codes, self.classes_, self.tradeoff_ = check_semisupervised(
             X, y, tradeoff=self.tradeoff, classes=self.classes)
         n = X.shape[0]
-        # The path holds the kernel's root and the eigenvectors beside the kernel and the system.
-        extra = 2 * FLOAT_BYTES * n * n if path else 0
         self.memory_estimate_ = check_budget(
-            "QS3ORAO-exact", self.estimate_memory(n, X.shape[1], self.classes_.size) + extra, self.memory_budget)
+            "QS3ORAO-exact", self.estimate_memory(n, X.shape[1], self.classes_.size) + self.path_extra_bytes(n, path),
+            self.memory_budget)
         K = cached("gaussian_kernel", (X,), (self.gamma,), lambda: gaussian_kernel(X, gamma=self.gamma))
         return X, codes, (K, ordinal_pairwise_risk(self.classes_.size, self.tradeoff_))
 

@@ -77,15 +77,15 @@ class _FeatureSpaceAUC(LamPath, OrdinalEstimator):
     def _size(self):
         return getattr(self, self._size_param)
 
-    @classmethod
-    def estimate_memory(cls, n_samples, n_features, n_classes, size):
-        """Bytes a fit allocates: the map, one weighted ``D x D`` moment (which becomes the system), chunks.
+    def estimate_memory(self, n_samples, n_features, n_classes, n_labeled=None):
+        """Bytes a fit allocates (the signature of :mod:`baselines._budget`).
 
-        ``size`` is the map's requested width (``n_random_features`` or ``n_landmarks``).
+        The map of the requested width (``n_random_features`` or ``n_landmarks``), one weighted
+        ``D x D`` moment (which becomes the system) and the row chunks.
         """
-        D = cls._n_features_out(n_samples, size)
-        return (cls._map_bytes(n_features, D) + GroupMoments.nbytes(1, n_classes + 1, D)
-                + FLOAT_BYTES * (2 * n_samples) + chunk_bytes(n_samples, D, copies=cls._chunk_copies))
+        D = self._n_features_out(n_samples, self._size)
+        return (self._map_bytes(n_features, D) + GroupMoments.nbytes(1, n_classes + 1, D)
+                + FLOAT_BYTES * (2 * n_samples) + chunk_bytes(n_samples, D, copies=self._chunk_copies))
 
     def fit(self, X, y):
         """Fit on labeled rows (ordinal labels) and unlabeled rows (``y == -1``).
@@ -105,11 +105,11 @@ class _FeatureSpaceAUC(LamPath, OrdinalEstimator):
         self._check_components(X.shape[0])
         D = self._n_features_out(X.shape[0], self._size)
         k = self.classes_.size
-        # The path holds the eigenvectors and the system's values beside the moment; in a search (a
-        # reuse_kernels block) the moments are kept per class (k + 1 of them), since the trade-offs change.
-        extra = (2 * FLOAT_BYTES * D * D if path else 0) + (k * FLOAT_BYTES * D * D if caching() else 0)
+        # In a search (a reuse_kernels block) the moments are kept per class (k + 1 of them), since the
+        # trade-offs change.
+        extra = self.path_extra_bytes(D, path) + (k * FLOAT_BYTES * D * D if caching() else 0)
         self.memory_estimate_ = check_budget(
-            self._name, self.estimate_memory(*X.shape, k, self._size) + extra, self.memory_budget)
+            self._name, self.estimate_memory(*X.shape, k) + extra, self.memory_budget)
         self.seed_ = resolve_seed(self.random_state)
         self._build_map(X)
         self.risk_ = ordinal_pairwise_risk(k, self.tradeoff_)

@@ -101,16 +101,16 @@ class MPNUAUC(SplitwiseModel):
         self.random_state = random_state
         self.memory_budget = memory_budget
 
-    @staticmethod
-    def estimate_memory(n_samples, n_features, n_classes, n_basis=None, n_labeled=None):
-        """Bytes a fit allocates.
+    def estimate_memory(self, n_samples, n_features, n_classes, n_labeled=None):
+        """Bytes a fit allocates (the signature of :mod:`baselines._budget`).
 
-        One ``b x b`` moment per class and for the unlabeled rows, the system,
-        and the larger of the row chunks of the prior estimation (labeled x all
-        distances) and of the moment pass.  ``n_labeled`` defaults to
-        ``n_samples`` (an upper bound); ``n_labeled < n_samples`` implies unlabeled rows.
+        One ``b x b`` moment per class and for the unlabeled rows (``b``: ``n_basis``
+        or every row), the system, and the larger of the row chunks of the prior
+        estimation (labeled x all distances) and of the moment pass.  Unlabeled rows
+        (``n_labeled < n_samples``) add their moment and the prior estimation, so the
+        default, every row labeled, is no upper bound.
         """
-        b = n_samples if n_basis is None else min(n_basis, n_samples)
+        b = n_samples if self.n_basis is None else min(self.n_basis, n_samples)
         n_labeled = n_samples if n_labeled is None else n_labeled
         n_atoms = n_classes + int(n_labeled < n_samples)
         prior_chunk = chunk_bytes(n_labeled, n_samples, copies=3) if n_labeled < n_samples else 0
@@ -170,8 +170,7 @@ class MPNUAUC(SplitwiseModel):
             raise ValueError("no unlabeled rows (y == -1) were given, but some pnu_mix is nonzero; "
                              "use pnu_mix=0 for a purely supervised fit")
         self.memory_estimate_ = check_budget(
-            "M-PNU-AUC", self.estimate_memory(*X.shape, self.classes_.size, self.n_basis,
-                                              int(np.sum(codes != UNLABELED))),
+            "M-PNU-AUC", self.estimate_memory(*X.shape, self.classes_.size, int(np.sum(codes != UNLABELED))),
             self.memory_budget)
         self.priors_ = self._resolve_priors(X, codes, n_splits)
         if self.n_basis is None:

@@ -84,9 +84,11 @@ class MSAMULT(SplitwiseModel):
         check_threshold_loss(self.threshold_loss)
         check_shared_params(self)
 
-    @staticmethod
-    def estimate_memory(n_samples, n_features, n_classes):
-        """Bytes a fit allocates: the kernel, then the larger of its row chunks or one system with its update chunk."""
+    def estimate_memory(self, n_samples, n_features, n_classes, n_labeled=None):
+        """Bytes a fit allocates (the signature of :mod:`baselines._budget`).
+
+        The kernel, then the larger of its row chunks or one system with its update chunk.
+        """
         n = n_samples
         return FLOAT_BYTES * (n * n + n_classes * n) + max(
             FLOAT_BYTES * (n * n + (n_classes + 10) * n) + chunk_bytes(n, n, copies=1), chunk_bytes(n, n, copies=2))
@@ -110,10 +112,8 @@ class MSAMULT(SplitwiseModel):
         X, codes, self.classes_, self.tradeoff_ = check_semisupervised(
             X, y, tradeoff=self.tradeoff, classes=self.classes)
         n, k = X.shape[0], self.classes_.size
-        # The path holds the kernel's root and the eigenvectors beside the kernel and the system.
-        extra = 2 * FLOAT_BYTES * n * n if path else 0
-        self.memory_estimate_ = check_budget("M-SAMULT", self.estimate_memory(n, X.shape[1], k) + extra,
-                                             self.memory_budget)
+        self.memory_estimate_ = check_budget(
+            "M-SAMULT", self.estimate_memory(n, X.shape[1], k) + self.path_extra_bytes(n, path), self.memory_budget)
         K = cached("gaussian_kernel", (X,), (self.gamma,), lambda: _kernel_matrix(X, self.gamma))
         self.risks_ = [samult_risk(j, k, weight) for j, weight in enumerate(self.tradeoff_)]
         return X, codes, K

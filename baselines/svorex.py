@@ -80,9 +80,13 @@ class SVOREX(OrdinalEstimator):
         check_positive(self.tol, "tol")
         check_shared_params(self)
 
-    @staticmethod
-    def estimate_memory(n_labeled, n_features):
-        """Bytes of Chu's triangular kernel cache, plus the Python-list copies of the rows and per-row state."""
+    def estimate_memory(self, n_samples, n_features, n_classes, n_labeled=None):
+        """Bytes a fit allocates (the signature of :mod:`baselines._budget`).
+
+        Chu's triangular kernel cache, plus the Python-list copies of the rows and per-row state, all
+        of the labeled rows only (the fit ignores the others).
+        """
+        n_labeled = n_samples if n_labeled is None else n_labeled
         return FLOAT_BYTES * n_labeled * (n_labeled + 1) // 2 + 64 * n_labeled * n_features + 512 * n_labeled
 
     def fit(self, X, y):
@@ -102,7 +106,8 @@ class SVOREX(OrdinalEstimator):
             raise ValueError(f"SVOREX needs a labeled row in every class; classes "
                              f"{self.classes_[missing].tolist()} have none")
         self.X_fit_, self.y_fit_ = X[labeled], codes[labeled]
-        self.memory_estimate_ = check_budget("SVOREX", self.estimate_memory(*self.X_fit_.shape), self.memory_budget)
+        self.memory_estimate_ = check_budget("SVOREX", self.estimate_memory(
+            *X.shape, self.classes_.size, self.X_fit_.shape[0]), self.memory_budget)
         self.svor_ = SVOR(C=float(self.C), kernel="rbf", gamma=float(self.gamma), tol=float(self.tol),
                           constraints="explicit").fit(self.X_fit_, self.y_fit_)
         model = self.svor_.model_

@@ -5,7 +5,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from baselines import MPNUAUC, MSAMULT, SVOREX, MemoryBudgetExceeded, NystromAUC, RFFAUC
+from baselines import MPNUAUC, MSAMULT, SVOREX, MemoryBudgetExceeded, NystromAUC, QS3ORAOExact, RFFAUC
 from baselines._budget import DEFAULT_FRACTION, available_memory, resolve_budget
 
 CASES = [
@@ -68,6 +68,28 @@ def test_budget_argument_is_checked():
 
 def test_estimates_grow_as_the_paper_says():
     n = 10_000
-    assert MSAMULT.estimate_memory(2 * n, 5, 5) / MSAMULT.estimate_memory(n, 5, 5) == pytest.approx(4, rel=0.01)
-    rff = RFFAUC.estimate_memory(2 * n, 5, 5, 512) - RFFAUC.estimate_memory(n, 5, 5, 512)
-    assert rff < 1e-3 * MSAMULT.estimate_memory(n, 5, 5)
+    assert MSAMULT().estimate_memory(2 * n, 5, 5) / MSAMULT().estimate_memory(n, 5, 5) == pytest.approx(4, rel=0.01)
+    rff = RFFAUC(n_random_features=512)
+    assert rff.estimate_memory(2 * n, 5, 5) - rff.estimate_memory(n, 5, 5) < 1e-3 * MSAMULT().estimate_memory(n, 5, 5)
+
+
+#: Estimates (bytes) at d = 7, k = 5 as the separate signatures of commit 946410c gave them, before every
+#: ``estimate_memory`` took one signature: (estimator, n_labeled) -> {n_samples: bytes}.
+RECORDED_ESTIMATES = [
+    (MSAMULT(), None, {1000: 24160000, 30000: 14421360000}),
+    (QS3ORAOExact(), None, {1000: 24072000, 30000: 14418720000}),
+    (RFFAUC(n_random_features=512), None, {1000: 14440064, 30000: 52947712}),
+    (NystromAUC(n_landmarks=512), None, {1000: 12459648, 30000: 38286080}),
+    (NystromAUC(n_landmarks=2000), None, {1000: 32128000, 30000: 98240000}),  # more landmarks than rows at 1000
+    (MPNUAUC(), None, {1000: 64176000, 30000: 43238400000}),
+    (MPNUAUC(), 300, {1000: 72184000, 30000: 50455200000}),
+    (MPNUAUC(n_basis=300), 300, {1000: 12351200, 30000: 57151200}),
+    (SVOREX(), 300, {1000: 649200, 30000: 649200}),
+    (SVOREX(), None, {1000: 4964000, 30000: 3628920000}),
+]
+
+
+@pytest.mark.parametrize("estimator, n_labeled, recorded", RECORDED_ESTIMATES)
+def test_estimates_keep_their_values_under_the_one_signature(estimator, n_labeled, recorded):
+    for n_samples, nbytes in recorded.items():
+        assert estimator.estimate_memory(n_samples, 7, 5, n_labeled) == nbytes

@@ -54,6 +54,7 @@ def test_a_path_counts_its_extra_matrices_in_the_budget(estimator, matrix, make_
     X, y, _ = make_problem(n=150)
     side = X.shape[0] if matrix == "n" else 100
     one = clone(estimator).fit(X, y).memory_estimate_
+    assert clone(estimator).fit_path(X, y, [dict(lam=1.0)])[0].memory_estimate_ - one == 2 * 8 * side * side
     budget = one + 8 * side * side  # one fit fits, the path needs two more side x side matrices
     clone(estimator).set_params(memory_budget=budget).fit(X, y)
     with pytest.raises(MemoryBudgetExceeded):

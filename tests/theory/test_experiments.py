@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from qs3orao.theory.complexity import fit_exponent, run_sweep
-from qs3study.claims.empirical import empirical_claims
+from baselines.registry import METHODS as REGISTRY
+from qs3study.claims.empirical import _memory_need, empirical_claims
 from qs3study.claims.ledger import Claim, history_markdown, write_ledger
 from qs3study.claims.verdicts import exponent_class
 
@@ -248,3 +249,18 @@ def test_a_timed_sweep_needs_blas_threads():
         run_sweep("exact_time_vs_n", [20], {**SETTINGS, "blas_threads": 0}, repeats=1)
     # memory and operation counts are not timed: they need no thread setting
     assert run_sweep("exact_operations_vs_n", [20], settings, repeats=1)[0]["value"] > 0
+
+
+def test_memory_need_asks_every_method_with_an_estimate_the_same_way():
+    need = _memory_need(_table())
+    estimated = sorted(name for name, method in REGISTRY.items() if hasattr(method.estimator, "estimate_memory"))
+    assert {"m-pnu-auc", "m-samult", "nystrom-auc", "qs3orao-exact", "rff-auc", "svorex"} <= set(estimated)
+    for name in estimated:
+        small, large = need(name, "a", 1_000), need(name, "b", 30_000)
+        assert 0 < small <= large < np.inf, name
+    # the values of the special-cased call before the one signature (commit 946410c), d = 5, k = 5, 500 labeled
+    assert need("m-pnu-auc", "a", 1_000) * 2**20 == 72_168_000
+    assert need("m-pnu-auc", "a", 400) * 2**20 == 10_304_000  # fewer rows than labeled ones: all rows labeled
+    assert need("m-samult", "a", 1_000) * 2**20 == 24_160_000
+    # SVOREX's estimate follows its labeled rows only
+    assert need("svorex", "a", 30_000) == need("svorex", "a", 500)

@@ -187,7 +187,7 @@ def crossover_unlabeled(*, n_features, n_classes, n_labeled, sizes, params, base
         rows.append((f"crossover_unlabeled[{name}]", value,
                      f"{n_labeled} labeled rows, d={n_features}, k={n_classes}; baseline/QS3ORAO fit times {trace}"))
     for name, cls in EXACT_BASELINES.items():
-        reach = _largest_within(lambda n, c=cls: c.estimate_memory(n, n_features, n_classes), budget)
+        reach = _largest_within(lambda n, model=cls(): model.estimate_memory(n, n_features, n_classes), budget)
         rows.append((f"largest_n_within_budget[{name}]", reach,
                      f"largest training size whose memory estimate fits {memory_budget_mb} MiB"))
     return rows

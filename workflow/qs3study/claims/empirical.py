@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from baselines.registry import METHODS as REGISTRY
+from baselines.registry import METHODS as REGISTRY, make_method
 from qs3orao.datasets import get_spec
 
 from ..tables import comparison_auc, holm
@@ -116,15 +116,16 @@ def _full_rows(table):
 
 
 def _memory_need(table):
-    """``need(method, dataset, n_rows)``: the baseline's own memory estimate (MiB) with the dataset's features."""
+    """``need(method, dataset, n_rows)``: the method's own memory estimate (MiB) with the dataset's shape.
+
+    The estimate is the registered method's (its default parameters), on ``n_rows`` rows of which at most the
+    dataset's labeled rows are labeled.
+    """
     shapes = table.groupby("dataset")[["n_features", "n_classes", "n_labeled"]].max()
 
     def need(method, dataset, n_rows):
         d, k, n_labeled = (int(v) for v in shapes.loc[dataset])
-        estimate = REGISTRY[method].estimator.estimate_memory
-        if method == "m-pnu-auc":
-            return estimate(n_rows, d, k, n_labeled=min(n_labeled, n_rows)) / 2**20
-        return estimate(n_rows, d, k) / 2**20
+        return make_method(method).estimate_memory(n_rows, d, k, min(n_labeled, n_rows)) / 2**20
 
     return need
 
