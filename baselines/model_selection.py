@@ -216,6 +216,11 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
         As soon as one fit would exceed its memory budget.
     qs3orao.DivergenceError
         When a candidate's fit diverges (as its own fit would raise it).
+    ValueError
+        If ``memo`` holds scores of another method, rows, labels or folds.
+    TypeError
+        If ``memo`` is not a :class:`ScoreMemo`, or a value of ``fixed_params``
+        cannot key a candidate (not a scalar or an array).
     """
     grid = tuning_grid(name) if grid is None else grid
     if not isinstance(grid, TuningGrid):

@@ -181,3 +181,5 @@ def test_a_memo_refuses_another_problem_and_must_be_a_memo(problem):
         cross_validate_params("m-samult", X, y, grid, n_folds=2, memo=memo)
     with pytest.raises(TypeError, match="memo must be a ScoreMemo"):
         cross_validate_params("qs3orao", X, y, grid, n_folds=2, fixed_params=QS3_FIXED, memo={})
+    with pytest.raises(TypeError, match="fixed_params values must be scalars or arrays"):
+        cross_validate_params("qs3orao", X, y, grid, n_folds=2, fixed_params={**QS3_FIXED, "step_offset": {"t0": 1}})

@@ -118,9 +118,9 @@ def test_a_widened_tune_job_records_every_round_and_fits_no_candidate_twice(tmp_
     rounds = [row["round"] for row in record["search"]]
     assert len(record["rounds"]) >= 2 and sorted(set(rounds)) == list(range(1, len(record["rounds"]) + 1))
     seen = set()
-    for round_ in range(1, len(record["rounds"]) + 1):
+    for round_, searched in enumerate(record["rounds"], 1):
         rows = [row for row in record["search"] if row["round"] == round_]
-        assert {row["lam"] for row in rows if row["stage"] == "grid"} == set(record["rounds"][round_ - 1]["grid"]["lam"])
+        assert {row["lam"] for row in rows if row["stage"] == "grid"} == set(searched["grid"]["lam"])
         for row in rows:
             candidate = (row["lam"], str(row["tradeoff"]))
             assert row["fitted_folds"] == (0 if candidate in seen else 3), (round_, candidate)
