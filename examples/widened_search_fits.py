@@ -14,18 +14,14 @@ same with or without the memo, tests/workflow/test_widened_search.py) and the fi
 made (the ``fitted_folds`` column). Counts only, no timing.
 """
 
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
-
-from baselines.model_selection import ScoreMemo, cross_validate_params  # noqa: E402
-from baselines.registry import tuning_grid  # noqa: E402
-from qs3orao.datasets import equal_frequency_bins, make_latent_regression  # noqa: E402
-from qs3study.tuning import widened_search  # noqa: E402
+from baselines.model_selection import ScoreMemo, cross_validate_params
+from baselines.registry import tuning_grid
+from qs3orao.datasets import equal_frequency_bins, make_latent_regression
+from qs3study.tuning import widened_search
 
 #: Method -> parameters every fit shares (M-PNU-AUC's seed of its prior estimate).
 METHODS = {"m-samult": {}, "qs3orao-exact": {}, "m-pnu-auc": {"random_state": 0}}
