@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +18,7 @@ from qs3orao.metrics import binary_auc
 from .kernel_cache import reuse_kernels
 from .registry import TuningGrid, make_method, tuning_grid
 
-__all__ = ["CVResult", "Halving", "split_aucs", "cross_validate_params"]
+__all__ = ["CVResult", "Halving", "ScoreMemo", "split_aucs", "cross_validate_params"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,9 @@ class CVResult:
         One record per candidate: ``stage``, the parameters, ``cv_auc`` and
         ``cv_auc_split_j`` for every split (``pandas.DataFrame(table)`` makes it tidy);
         under :class:`Halving` also ``n_folds``, the folds a candidate was scored on
-        (fewer than all for one stopped early).
+        (fewer than all for one stopped early); with a :class:`ScoreMemo` also
+        ``fitted_folds``, the folds it was fitted on in this search (0: every
+        score reused from an earlier search sharing the memo).
     """
 
     best_params: dict
@@ -92,8 +96,54 @@ class Halving:
         return plan + [(n_folds, alive)]
 
 
+class ScoreMemo:
+    """Held-out split AUCs of every (candidate, fold) fitted so far, shared by searches of one problem.
+
+    Give one instance as ``memo`` to the :func:`cross_validate_params` calls of
+    one tuning job (the rounds of :func:`qs3study.tuning.widened_search`, whose
+    windows overlap): a candidate already scored on a fold by an earlier call
+    reuses that fold's AUCs instead of being fitted again.  A candidate is its
+    parameter dict as fitted, ``fixed_params`` and the fixed ``classes``
+    included.  The memo is bound to the first call's method, rows, labels and
+    folds (``n_folds``, ``random_state``) and refuses any other.
+
+    Scores are kept per fold, so a candidate that :class:`Halving` stopped
+    early in an earlier call reuses the folds it was scored on and is fitted on
+    the others only: a fold's AUCs depend on the candidate and the fold's rows
+    alone, never on the rung or the other candidates (one search already
+    reuses them this way between its stages).  Reused scores are the stored
+    floats themselves, so every choice sees them exactly as if fitted again,
+    up to the rounding by which a ``fit_path`` over other settings may differ
+    from the fit that stored them.
+    """
+
+    def __init__(self):
+        self._problem = None
+        self._scores = {}
+
+    def _bind(self, name, X, y, n_folds, random_state):
+        problem = (name, n_folds, random_state, X.shape, _digest(X), _digest(y))
+        if self._problem is None:
+            self._problem = problem
+        elif problem != self._problem:
+            raise ValueError("memo holds the scores of another search problem (method, rows, labels, n_folds or "
+                             f"random_state differ): it was filled for {self._problem[:4]}, not {problem[:4]}")
+
+    def scores(self, key):
+        """Fold -> split AUCs of the candidate with parameter key ``key`` (a mutable dict, empty if new)."""
+        return self._scores.setdefault(key, {})
+
+    def __len__(self):
+        """Number of (candidate, fold) pairs scored."""
+        return sum(len(folds) for folds in self._scores.values())
+
+
+def _digest(array):
+    return hashlib.blake2b(np.ascontiguousarray(array).tobytes(), digest_size=16).hexdigest()
+
+
 def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, fixed_params=None, use_path=True,
-                          halving=None, progress=None):
+                          halving=None, progress=None, memo=None):
     """Staged cross-validated search of the paper's hyperparameters for method ``name``.
 
     Folds are stratified over the labeled rows; every unlabeled row stays in
@@ -150,6 +200,11 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
         default None, the paper's protocol (every candidate on every fold).
     progress : callable, optional
         Called with each new candidate's record (stage, parameters, ``cv_auc``) once it is scored.
+    memo : ScoreMemo, optional
+        Scores of earlier searches of the same problem, reused instead of
+        fitting again, and filled with this search's; the table then has
+        ``fitted_folds``.  Default None: every candidate fitted, the table as
+        without a memo.
 
     Returns
     -------
@@ -161,12 +216,19 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
         As soon as one fit would exceed its memory budget.
     qs3orao.DivergenceError
         When a candidate's fit diverges (as its own fit would raise it).
+    ValueError
+        If ``memo`` holds scores of another method, rows, labels or folds.
+    TypeError
+        If ``memo`` is not a :class:`ScoreMemo`, or a value of ``fixed_params``
+        cannot key a candidate (not a scalar or an array).
     """
     grid = tuning_grid(name) if grid is None else grid
     if not isinstance(grid, TuningGrid):
         raise TypeError(f"grid must be a TuningGrid, got {type(grid).__name__}")
     if halving is not None and not isinstance(halving, Halving):
         raise TypeError(f"halving must be a Halving or None, got {type(halving).__name__}")
+    if memo is not None and not isinstance(memo, ScoreMemo):
+        raise TypeError(f"memo must be a ScoreMemo or None, got {type(memo).__name__}")
     X = check_features(X)
     y = check_labels(y, X.shape[0])
     classes = ordinal_classes(y)
@@ -177,7 +239,10 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
     if "classes" in make_method(name).get_params():  # a fold may miss a level; its model still knows them all
         fixed["classes"] = classes
     folds = [(np.concatenate([labeled[train], unlabeled]), labeled[test]) for train, test in folds]
-    search = _Search(name, X, y, folds, classes, fixed, use_path, halving, progress)
+    record_fits = memo is not None
+    memo = ScoreMemo() if memo is None else memo
+    memo._bind(name, X, y, n_folds, random_state)
+    search = _Search(name, X, y, folds, classes, fixed, use_path, halving, progress, memo, record_fits)
     budget = fixed.get("memory_budget")
     with reuse_kernels(int(min(2**30, budget)) if budget else 2**30):
         best_params, best_score = _staged_search(grid, classes, search.evaluate_many)
@@ -189,17 +254,31 @@ def _key(params):
 
 
 class _Search:
-    """Candidates scored fold by fold, each fit once (cached by parameters), recorded in ``table``."""
+    """Candidates scored fold by fold, each (candidate, fold) fitted once (scores in ``memo``), recorded in ``table``.
 
-    def __init__(self, name, X, y, folds, classes, fixed, use_path, halving, progress=None):
+    ``record_fits`` adds ``fitted_folds`` to the table's records: the folds
+    fitted for the candidate since its previous record in this search.
+    """
+
+    def __init__(self, name, X, y, folds, classes, fixed, use_path, halving, progress, memo, record_fits):
         self.name, self.X, self.y, self.folds, self.classes, self.fixed = name, X, y, folds, classes, fixed
-        self.progress = progress
+        self.progress, self.memo, self.record_fits = progress, memo, record_fits
         estimator = make_method(name)
         self.path_params = set(getattr(estimator, "PATH_PARAMS", ())) if use_path and hasattr(
             estimator, "fit_path") else set()
         self.path_min = getattr(estimator, "PATH_MIN_SETTINGS", 2)
         self.halving = halving
-        self.table, self.records, self.fold_aucs = [], {}, {}
+        self.fixed_key = _key(fixed)
+        try:
+            hash(self.fixed_key)
+        except TypeError:
+            raise TypeError(f"fixed_params values must be scalars or arrays (they key the scored candidates), "
+                            f"got {fixed!r}") from None
+        self.table, self.records, self.fits = [], {}, Counter()
+
+    def fold_aucs(self, params):
+        """Fold -> split AUCs of candidate ``params`` (as fitted: with the fixed parameters)."""
+        return self.memo.scores((self.fixed_key, _key(params)))
 
     def evaluate_many(self, stage, candidates, prune=True):
         """Score ``candidates`` (dicts of parameters) on every fold; return their records in order.
@@ -213,28 +292,37 @@ class _Search:
         alive = fresh
         for n_folds, survivors in rungs:
             for fold in range(n_folds):
-                self._fit_fold(fold, [c for c in alive if fold not in self.fold_aucs.setdefault(_key(c), {})])
+                self._fit_fold(fold, [c for c in alive if fold not in self.fold_aucs(c)])
             scored = [self._record(stage, c, n_folds) for c in alive]
             order = sorted(range(len(alive)), key=lambda i: -scored[i]["cv_auc"])  # stable: ties keep their order
             kept = sorted(order[:survivors])
             if n_folds < len(self.folds):
-                self.table.extend(scored[i] for i in range(len(alive)) if i not in kept)
+                for i in range(len(alive)):
+                    if i not in kept:
+                        self._add_to_table(alive[i], scored[i])
             alive = [alive[i] for i in kept]
         for candidate in alive:
             record = self._record(stage, candidate, len(self.folds))
             self.records[_key(candidate)] = record
-            self.table.append(record)
+            self._add_to_table(candidate, record)
             if self.progress is not None:
                 self.progress(record)
         return [self.records.get(_key(c)) for c in candidates]
 
     def _record(self, stage, params, n_folds):
-        per_split = np.nanmean([self.fold_aucs[_key(params)][f] for f in range(n_folds)], axis=0)
+        fold_aucs = self.fold_aucs(params)
+        per_split = np.nanmean([fold_aucs[f] for f in range(n_folds)], axis=0)
         record = {"stage": stage, **params, "cv_auc": float(np.mean(per_split))}
         record.update({f"cv_auc_split_{j}": float(a) for j, a in enumerate(per_split)})
         if self.halving is not None:
             record["n_folds"] = n_folds
         return record
+
+    def _add_to_table(self, params, record):
+        fitted = self.fits.pop(_key(params), 0)
+        if self.record_fits:
+            record["fitted_folds"] = fitted
+        self.table.append(record)
 
     def _fit_fold(self, fold, candidates):
         """Fit ``candidates`` on fold ``fold``'s training rows and store their held-out split AUCs."""
@@ -253,8 +341,9 @@ class _Search:
             for c, model in zip(members, models):
                 if isinstance(model, DivergenceError):
                     raise model
-                self.fold_aucs[_key(c)][fold] = split_aucs(self.y[held], model.decision_function(self.X[held]),
-                                                           self.classes)
+                self.fold_aucs(c)[fold] = split_aucs(self.y[held], model.decision_function(self.X[held]),
+                                                     self.classes)
+                self.fits[_key(c)] += 1
 
 
 def _best(records):

@@ -6,7 +6,7 @@ import pytest
 from unittest import mock
 
 from baselines import model_selection
-from baselines.model_selection import Halving, cross_validate_params
+from baselines.model_selection import Halving, ScoreMemo, cross_validate_params
 from baselines.registry import TuningGrid
 
 
@@ -117,3 +117,69 @@ def test_halving_must_be_a_halving(problem):
     X, y = problem
     with pytest.raises(TypeError, match="halving"):
         cross_validate_params("qs3orao", X, y, QS3_GRID, halving={"eta": 3})
+
+
+# --- a memo of scored candidates shared by searches of one problem --------------------------------------------
+
+def test_without_a_memo_the_table_is_the_memo_search_table_without_its_fit_column(problem):
+    X, y = problem
+    plain = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED)
+    memoised = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED, memo=ScoreMemo())
+    assert all("fitted_folds" not in row for row in plain.table)
+    assert [{k: v for k, v in row.items() if k != "fitted_folds"} for row in memoised.table] == plain.table
+    assert (memoised.best_params, memoised.best_score) == (plain.best_params, plain.best_score)
+    assert [row["fitted_folds"] for row in memoised.table] == [3] * len(plain.table)  # a fresh memo reuses nothing
+
+
+def test_a_second_search_with_the_memo_fits_nothing_and_chooses_the_same(problem, monkeypatch):
+    X, y = problem
+    memo = ScoreMemo()
+    first = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED, memo=memo)
+    calls = count_fits(monkeypatch)
+    again = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED, memo=memo)
+    assert calls == [] and len(memo) == 13 * 3
+    assert [row["fitted_folds"] for row in again.table] == [0] * 13
+    assert [{**row, "fitted_folds": 0} for row in first.table] == again.table
+    # other fixed parameters are other candidates: fitted, not reused
+    other = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params={**QS3_FIXED, "n_iter": 30},
+                                  memo=memo)
+    assert sum(calls) == 13 * 3 and {row["fitted_folds"] for row in other.table} == {3}
+
+
+def test_a_candidate_stopped_early_reuses_its_folds_and_is_fitted_on_the_others(problem, monkeypatch):
+    X, y = problem
+    memo = ScoreMemo()
+    halved = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED,
+                                   halving=Halving(eta=3), memo=memo)
+    folds_scored = {(r["stage"], r["gamma"], r["lam"], str(r["tradeoff"])): r["n_folds"] for r in halved.table}
+    assert set(folds_scored.values()) == {1, 3}
+    calls = count_fits(monkeypatch)
+    full = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED, memo=memo)
+    fitted = {(r["stage"], r["gamma"], r["lam"], str(r["tradeoff"])): r["fitted_folds"] for r in full.table}
+    # stage 1 is the same in both searches; the later stages follow from its choice, which halving can change
+    grid_rows = [key for key in fitted if key[0] == "grid"]
+    assert len(grid_rows) == 6 and all(fitted[key] == 3 - folds_scored[key] for key in grid_rows)
+    assert sum(calls) == sum(fitted.values())
+    # the partly reused scores are those of a search that fits everything (a path over other settings: to rounding)
+    fresh = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED)
+    pd.testing.assert_frame_equal(pd.DataFrame(full.table).drop(columns="fitted_folds"), pd.DataFrame(fresh.table),
+                                  check_exact=False, atol=1e-12, rtol=0)
+
+
+def test_a_memo_refuses_another_problem_and_must_be_a_memo(problem):
+    X, y = problem
+    grid = TuningGrid({"gamma": (1.0,), "lam": (1.0,)}, "tradeoff", (0.0, 1.0), 0.5, per_split=False)
+    memo = ScoreMemo()
+    cross_validate_params("qs3orao", X, y, grid, n_folds=2, fixed_params=QS3_FIXED, memo=memo)
+    for changed in (dict(n_folds=3), dict(random_state=1)):
+        with pytest.raises(ValueError, match="memo holds the scores of another search problem"):
+            cross_validate_params("qs3orao", X, y, grid, **{"n_folds": 2, **changed}, fixed_params=QS3_FIXED,
+                                  memo=memo)
+    with pytest.raises(ValueError, match="another search problem"):
+        cross_validate_params("qs3orao", X + 1.0, y, grid, n_folds=2, fixed_params=QS3_FIXED, memo=memo)
+    with pytest.raises(ValueError, match="another search problem"):
+        cross_validate_params("m-samult", X, y, grid, n_folds=2, memo=memo)
+    with pytest.raises(TypeError, match="memo must be a ScoreMemo"):
+        cross_validate_params("qs3orao", X, y, grid, n_folds=2, fixed_params=QS3_FIXED, memo={})
+    with pytest.raises(TypeError, match="fixed_params values must be scalars or arrays"):
+        cross_validate_params("qs3orao", X, y, grid, n_folds=2, fixed_params={**QS3_FIXED, "step_offset": {"t0": 1}})

@@ -76,8 +76,8 @@ def test_check_methods_names_the_bad_staged_value(grid, key):
         check_methods(config, list(config["datasets"]))
 
 
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_tune_job_records_early_stopping_and_the_folds_of_each_candidate(tmp_path):
+def tune_record(tmp_path, grid, **params):
+    """The record of a ``tune`` job for QS3ORAO (40 iterations) on 300 generated rows, 90 labeled, 3 folds."""
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(300, 2))
     y = np.digitize(X.sum(axis=1), [0.8, 1.2])
@@ -90,14 +90,39 @@ def test_tune_job_records_early_stopping_and_the_folds_of_each_candidate(tmp_pat
     output = tmp_path / "tuned.json"
     tune_job(job(tmp_path, "tune", input={"X": str(tmp_path / "X.npy"), "y": str(tmp_path / "y.npy")},
                  output={"json": str(output)},
-                 params={"spec": spec, "grid": {"staged": {"lam": [0.5, 1.0, 2.0, 4.0]}, "split_values": [0.0, 1.0],
-                                                "per_split": False},
-                         "n_labeled": 90, "n_unlabeled": "100", "n_folds": 3, "early_stopping": {"eta": 2},
-                         "base_seed": 0, "kernel_width": "literal"},
+                 params={"spec": spec, "grid": grid, "n_labeled": 90, "n_unlabeled": "100", "n_folds": 3,
+                         "early_stopping": None, "base_seed": 0, "kernel_width": "literal", **params},
                  wildcards={"dataset": "swd", "method": "qs3orao", "trial": "0"}))
     record = json.loads(output.read_text())
     assert record["status"] == "ok", record["reason"]
+    return record
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_tune_job_records_early_stopping_and_the_folds_of_each_candidate(tmp_path):
+    record = tune_record(tmp_path, {"staged": {"lam": [0.5, 1.0, 2.0, 4.0]}, "split_values": [0.0, 1.0],
+                                    "per_split": False}, early_stopping={"eta": 2})
     assert record["early_stopping"] == {"eta": 2}
     folds = [row["n_folds"] for row in record["search"]]
     assert min(folds) < 3 and max(folds) == 3
     assert {row["stage"] for row in record["search"]} == {"grid", "shared"}
+    # the paper's protocol (no grid_range) fits every candidate; its record has no round or fit columns
+    assert all(not {"round", "fitted_folds"} & set(row) for row in record["search"])
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_widened_tune_job_records_every_round_and_fits_no_candidate_twice(tmp_path):
+    far = [2.0 ** e for e in range(4, 11)]  # far above the optimum: the search moves down over overlapping windows
+    record = tune_record(tmp_path, {"staged": {"lam": far}, "split_values": [0.0, 1.0], "per_split": False},
+                         grid_range={"lam": [-20, 12]})
+    rounds = [row["round"] for row in record["search"]]
+    assert len(record["rounds"]) >= 2 and sorted(set(rounds)) == list(range(1, len(record["rounds"]) + 1))
+    seen = set()
+    for round_, searched in enumerate(record["rounds"], 1):
+        rows = [row for row in record["search"] if row["round"] == round_]
+        assert {row["lam"] for row in rows if row["stage"] == "grid"} == set(searched["grid"]["lam"])
+        for row in rows:
+            candidate = (row["lam"], str(row["tradeoff"]))
+            assert row["fitted_folds"] == (0 if candidate in seen else 3), (round_, candidate)
+        seen |= {(row["lam"], str(row["tradeoff"])) for row in rows}
+    assert any(row["fitted_folds"] == 0 for row in record["search"])

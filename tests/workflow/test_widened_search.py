@@ -1,14 +1,18 @@
 """The widened search of the best-effort protocol (issue 19): grids extended until no choice sits on an edge."""
 
 import itertools
+import logging
+from collections import Counter
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from baselines.model_selection import CVResult
+from baselines import model_selection
+from baselines.model_selection import CVResult, Halving, ScoreMemo, cross_validate_params
 from baselines.registry import PAPER_GRID, TuningGrid
 from qs3study.kernel_width import grid_edges
-from qs3study.tuning import WINDOW, widened_search
+from qs3study.tuning import WINDOW, SearchProgress, candidate_bound, widened_search
 
 
 def fake_run(optimum, calls):
@@ -58,3 +62,122 @@ def test_a_range_the_search_does_not_tune_is_refused():
         widened_search(fake_run({}, []), GRID, {"C": (-3, 20)})
     with pytest.raises(ValueError, match="low < high"):
         widened_search(fake_run({}, []), GRID, {"lam": (3, 3)})
+
+
+# --- the rounds share a memo of scored candidates: nothing fitted twice, the same choice ---------------------
+
+QS3_FIXED = dict(n_iter=60, batch_size=8, random_state=0, step_offset="auto")
+# The configured lam values sit far above the optimum, so the search moves down over several overlapping windows.
+FAR_LAM = tuple(2.0 ** np.arange(4, 11))
+SEARCHES = {"qs3orao": ("qs3orao", TuningGrid({"gamma": (1.0,), "lam": FAR_LAM}, "tradeoff", (0.0, 0.5, 1.0), 0.5),
+                        QS3_FIXED, None),
+            "qs3orao-halving": ("qs3orao", TuningGrid({"gamma": (1.0,), "lam": FAR_LAM}, "tradeoff", (0.0, 0.5, 1.0),
+                                                      0.5), QS3_FIXED, Halving(eta=2)),
+            "m-samult": ("m-samult", TuningGrid({"gamma": PAPER_GRID, "lam": FAR_LAM}, "tradeoff", (0.0, 0.5, 1.0),
+                                                0.5, separable=True), {}, None)}
+RANGES = {"lam": (-20, 12), "gamma": (-6, 6)}
+
+
+def generated_problem(n=200, n_labeled=90, seed=0):
+    """Three classes from a noisy sum of two uniform features; rows past ``n_labeled`` unlabeled."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 2))
+    latent = X.sum(axis=1) + 0.05 * rng.normal(size=n)
+    y = np.digitize(latent, np.quantile(latent, [1 / 3, 2 / 3]))
+    y[n_labeled:] = -1
+    return X, y
+
+
+def record_fits(monkeypatch):
+    """Every (parameters as fitted, training rows) pair fitted; a ``fit_path`` call adds each of its settings."""
+    fits = []
+    real = model_selection.make_method
+
+    def frozen(params):
+        return repr(sorted((k, np.asarray(v).tolist()) for k, v in params.items()))
+
+    def make(name, **params):
+        estimator = real(name, **params)
+        fit, fit_path = estimator.fit, getattr(estimator, "fit_path", None)
+
+        def counted_fit(X, y):
+            fits.append((frozen(params), hash(X.tobytes())))
+            return fit(X, y)
+
+        def counted_path(X, y, settings):
+            fits.extend((frozen({**params, **s}), hash(X.tobytes())) for s in settings)
+            return fit_path(X, y, settings)
+
+        estimator.fit = counted_fit
+        if fit_path is not None:
+            estimator.fit_path = counted_path
+        return estimator
+
+    monkeypatch.setattr(model_selection, "make_method", make)
+    return fits
+
+
+def run_widened(search, memo):
+    """The widened search of ``SEARCHES[search]`` on the generated problem, and every round's table."""
+    name, grid, fixed, halving = SEARCHES[search]
+    X, y = generated_problem()
+    tables = []
+
+    def run(candidates):
+        result = cross_validate_params(name, X, y, candidates, n_folds=3, fixed_params=fixed, halving=halving,
+                                       memo=memo)
+        tables.append(result.table)
+        return result
+
+    result, _, rounds = widened_search(run, grid, RANGES)
+    return result, rounds, tables
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning", "ignore::RuntimeWarning")
+@pytest.mark.parametrize("search", sorted(SEARCHES))
+def test_a_memo_fits_no_candidate_twice_and_changes_no_choice(search, monkeypatch):
+    plain_fits = record_fits(monkeypatch)
+    plain, plain_rounds, plain_tables = run_widened(search, None)
+    memo_fits = record_fits(monkeypatch)
+    memo = ScoreMemo()
+    memoised, rounds, tables = run_widened(search, memo)
+    assert len(rounds) >= 2
+    # Without the memo every round refits what earlier rounds fitted; with it no (candidate, fold) is fitted twice.
+    assert max(Counter(plain_fits).values()) > 1
+    assert max(Counter(memo_fits).values()) == 1 and len(memo_fits) == len(memo) < len(plain_fits)
+    # The records say which work was done: fitted_folds adds up to the fits, and later rounds reuse scores.
+    assert sum(row["fitted_folds"] for table in tables for row in table) == len(memo_fits)
+    assert any(row["fitted_folds"] == 0 for row in tables[1])
+    # Reused scores are the floats a refit gives (a fit_path over other settings agrees to rounding): every round
+    # sees the same scores, keeps the same rows and makes the same choices.
+    assert rounds == plain_rounds
+    assert memoised.best_params == plain.best_params
+    assert memoised.best_score == pytest.approx(plain.best_score, abs=1e-12)
+    assert len(tables) == len(plain_tables)
+    for table, plain_table in zip(tables, plain_tables):
+        pd.testing.assert_frame_equal(pd.DataFrame(table).drop(columns="fitted_folds"), pd.DataFrame(plain_table),
+                                      check_exact=False, atol=1e-12, rtol=0)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning", "ignore::RuntimeWarning")
+def test_progress_counts_reused_candidates_and_says_so(caplog):
+    X, y = generated_problem()
+    name, grid, fixed, _ = SEARCHES["m-samult"]
+    grid = TuningGrid({"gamma": (1.0,), "lam": (0.5, 1.0)}, "tradeoff", (0.0, 1.0), 0.0, separable=True,
+                      per_split=False)
+    memo, log = ScoreMemo(), logging.getLogger("memo-test")
+    for _ in range(2):
+        ticks = iter(range(0, 1000, 2))
+        with caplog.at_level(logging.INFO, logger="memo-test"):
+            cross_validate_params(name, X, y, grid, n_folds=2, memo=memo,
+                                  progress=SearchProgress(log, candidate_bound(grid, 3), clock=lambda: next(ticks)))
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2 * 3  # 2 grid candidates + 1 new trade-off per search
+    assert all("reused" not in line for line in lines[:3])
+    # The second search fits nothing: every candidate is counted, with the first search's score; no candidate
+    # fitted yet, the time spent stands for one candidate's cost (2, 4, 6 s spent, 3, 2, 1 candidates left).
+    aucs = [line.split("cv auc ")[1][:6] for line in lines[:3]]
+    assert lines[3:] == [f"candidate {i} of at most 4 ({stage} stage, scores reused): cv auc {auc}; "
+                         f"{spent} s spent, at most about {left} s left"
+                         for i, stage, auc, spent, left in zip((1, 2, 3), ("grid", "grid", "shared"), aucs,
+                                                               (2, 4, 6), (6, 8, 6))]

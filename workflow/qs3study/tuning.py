@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from baselines.model_selection import CVResult, Halving, cross_validate_params
+from baselines.model_selection import CVResult, Halving, ScoreMemo, cross_validate_params
 from baselines.registry import TuningGrid, tuning_grid
 from qs3orao.datasets import semisupervised_split
 
@@ -180,20 +180,25 @@ class SearchProgress:
     log : logging.Logger
     bound : int
         Most candidates the search scores (:func:`candidate_bound`); the estimate assumes every
-        candidate costs the mean so far, so it is an upper bound's estimate.
+        candidate left costs the mean of the candidates fitted so far (a candidate whose scores a
+        :class:`baselines.model_selection.ScoreMemo` gave, ``fitted_folds`` 0, costs nothing and is
+        left out of that mean), so it is an upper bound's estimate.
     clock : callable, default=time.perf_counter
     """
 
     def __init__(self, log, bound, clock=time.perf_counter):
         self.log, self.bound, self.clock = log, bound, clock
-        self.start, self.done = clock(), 0
+        self.start, self.done, self.fitted = clock(), 0, 0
 
     def __call__(self, record):
+        reused = record.get("fitted_folds") == 0
         self.done += 1
+        self.fitted += not reused
         elapsed = self.clock() - self.start
-        left = elapsed / self.done * max(self.bound - self.done, 0)
-        self.log.info("candidate %d of at most %d (%s stage): cv auc %.4f; %.0f s spent, at most about %.0f s left",
-                      self.done, self.bound, record["stage"], record["cv_auc"], elapsed, left)
+        left = elapsed / max(self.fitted, 1) * max(self.bound - self.done, 0)
+        self.log.info("candidate %d of at most %d (%s stage%s): cv auc %.4f; %.0f s spent, at most about %.0f s left",
+                      self.done, self.bound, record["stage"], ", scores reused" if reused else "", record["cv_auc"],
+                      elapsed, left)
 
 
 def tune_job(smk):
@@ -202,7 +207,10 @@ def tune_job(smk):
     The unlabeled rows given to every fold are the first ``tuning.n_unlabeled``
     of the trial's unlabeled pool (the split function nests pools, so they are
     a subset of every larger pool of the same trial). Writes the best
-    parameters and the whole search record. A search that cannot run (a fold
+    parameters and the whole search record (``search``: one row per candidate; for a widened
+    search, ``grid_range``, every round's candidates with their ``round`` and ``fitted_folds``:
+    the rounds share a :class:`baselines.model_selection.ScoreMemo`, so a candidate an earlier
+    round scored is not fitted again and says so with 0). A search that cannot run (a fold
     without both sides of a split, a fit over the memory budget) is recorded
     with its reason and no best parameters; the trial's training jobs then fail
     with that reason, or train on the configured parameters and say so when
@@ -245,27 +253,33 @@ def tune_job(smk):
             log.info("up to %d candidates x %d folds%s", bound, smk.params.n_folds,
                      " per round" if ranges else "")
 
+            memo = ScoreMemo() if ranges else None
+
             def run(candidates):
                 result = cross_validate_params(spec["method"], X, split.y_train, scaled_grid(candidates, scale),
                                                n_folds=smk.params.n_folds, random_state=seed, fixed_params=fixed,
                                                halving=early_stopping,
-                                               progress=SearchProgress(log, bound))
+                                               progress=SearchProgress(log, bound), memo=memo)
                 return result, _relative(result.best_params, candidates, scale)
 
             if ranges:
+                tables = []
+
                 def run_round(candidates):  # the rounds are judged on the grid's own (relative) values
                     result, relative = run(candidates)
+                    tables.append(result.table)
                     return CVResult(relative, result.best_score, result.table)
 
                 result, searched, rounds = widened_search(run_round, grid, ranges, log=log)
                 best = result.best_params
                 record["rounds"] = rounds
+                table = [{"round": i, **row} for i, rows in enumerate(tables, 1) for row in rows]
             else:
                 result, best = run(grid)
-                searched = {}
+                searched, table = {}, result.table
             edges = grid_edges(best, {**grid.grid, **searched, **({grid.split_param: grid.split_values}
                                                                    if grid.split_param else {})})
-            record.update(best_params=best, best_score=result.best_score, grid_edges=edges, search=result.table)
+            record.update(best_params=best, best_score=result.best_score, grid_edges=edges, search=table)
             log.info("best %s (cv auc %.4f)", best, result.best_score)
             for edge in edges:
                 log.warning(edge)
