@@ -8,7 +8,7 @@ import pytest
 
 from qs3orao.theory.complexity import fit_exponent, run_sweep
 from baselines.registry import METHODS as REGISTRY
-from qs3study.claims.empirical import _memory_need, empirical_claims
+from qs3study.claims.empirical import KEYS, _memory_need, empirical_claims
 from qs3study.claims.ledger import Claim, history_markdown, write_ledger
 from qs3study.claims.verdicts import exponent_class
 
@@ -156,6 +156,27 @@ def test_the_ledger_has_rows_per_protocol_with_the_protocol_named():
     assert [r.id for r in rows] == [f"8{c}-{p}" for p in ("paper", "best") for c in "abcdef"]
     assert rows[0].claim.endswith("(paper protocol)") and rows[6].claim.endswith("(best-effort protocol)")
     assert rows[2].verdict == paper["faster_beyond_10k"]["verdict"] != rows[8].verdict
+
+
+def test_a_protocol_without_a_committed_run_is_not_evaluated_and_says_why(tmp_path):
+    import yaml
+
+    from qs3study.claims.assemble import _empirical, empirical_inputs
+    from qs3study.claims.ledger import rows_empirical
+
+    _table().to_csv(tmp_path / "results.csv", index=False)
+    (tmp_path / "paper.yaml").write_text(yaml.safe_dump({"claims": CRITERIA}))
+    design = {"empirical": {"protocols": {
+        "paper": {"results_table": str(tmp_path / "results.csv"), "configuration": str(tmp_path / "paper.yaml")},
+        "best": {"results_table": None, "configuration": [str(tmp_path / "paper.yaml"), "overlay.yaml"]}}}}
+    tables, configurations = empirical_inputs(design)
+    assert tables == [str(tmp_path / "results.csv")] and configurations == [str(tmp_path / "paper.yaml")]
+    claims, reason = _empirical(design, tables, configurations)
+    rows = rows_empirical(claims, reason)
+    assert [r.id for r in rows] == [f"8{c}-{p}" for p in ("paper", "best") for c in "abcdef"]
+    assert [r.verdict for r in rows[:6]] == [empirical_claims(_table(), CRITERIA)[k]["verdict"] for k in KEYS]
+    assert {r.verdict for r in rows[6:]} == {"not evaluated"}
+    assert all("best-effort protocol (empirical.protocols.best.results_table: null)" in r.evidence for r in rows[6:])
 
 
 def test_a_protocols_claims_read_its_signal_screen_beside_the_table(tmp_path):

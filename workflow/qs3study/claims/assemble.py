@@ -14,7 +14,7 @@ from qs3orao.theory.complexity import fit_exponent, local_exponents, tail_expone
 
 from ..tables import read_results
 from . import plots
-from .empirical import ProtocolClaims, empirical_claims
+from .empirical import PROTOCOL_NAMES, ProtocolClaims, empirical_claims
 from .rate import rate_classes
 from .design import design_sha256, load_design
 from .ledger import build_claims, history_markdown, write_ledger
@@ -118,29 +118,37 @@ def empirical_inputs(design):
 
     Either one table (``empirical.results_table`` with its ``configuration``) or one per
     protocol (``empirical.protocols``: name -> ``results_table``, ``configuration`` a file or a
-    list, an overlay after its base), in the design's order. Paths as the design gives them.
+    list, an overlay after its base), in the design's order; a protocol whose ``results_table``
+    is null has no committed run yet and contributes nothing. Paths as the design gives them.
     """
     empirical = design["empirical"]
     protocols = empirical.get("protocols") or {}
     if protocols:
-        tables = [entry["results_table"] for entry in protocols.values()]
-        configurations = [path for entry in protocols.values()
-                          for path in ([entry["configuration"]] if isinstance(entry["configuration"], str)
-                                       else entry["configuration"])]
-        return tables, configurations
+        run = [entry for entry in protocols.values() if entry["results_table"]]
+        return ([entry["results_table"] for entry in run],
+                [path for entry in run for path in _configuration_files(entry)])
     table, configuration = empirical.get("results_table"), empirical.get("configuration")
     return ([table] if table else []), ([configuration] if configuration else [])
+
+
+def _configuration_files(entry):
+    """A protocol's configuration files in command-line order (one file, or a base and its overlays)."""
+    return [entry["configuration"]] if isinstance(entry["configuration"], str) else list(entry["configuration"])
 
 
 def _empirical(design, results_tables, results_configurations):
     """The empirical claims (one table, or :class:`ProtocolClaims` per protocol) and why they are missing."""
     protocols = design["empirical"].get("protocols") or {}
     if protocols:  # one table per protocol, in the design's order (rows 8a-<protocol> ...)
-        empirical, files = ProtocolClaims(), iter(results_configurations)
-        for (name, entry), path in zip(protocols.items(), results_tables):
-            count = 1 if isinstance(entry["configuration"], str) else len(entry["configuration"])
-            empirical[name] = _claims_of(path, [next(files) for _ in range(count)])
-        return empirical, ""
+        empirical, tables, files = ProtocolClaims(), iter(results_tables), iter(results_configurations)
+        pending = []
+        for name, entry in protocols.items():
+            if entry["results_table"]:
+                empirical[name] = _claims_of(next(tables), [next(files) for _ in _configuration_files(entry)])
+            else:
+                empirical[name] = None
+                pending.append(f"{PROTOCOL_NAMES.get(name, name)} (empirical.protocols.{name}.results_table: null)")
+        return empirical, ("no committed run yet of the " + ", ".join(pending)) if pending else ""
     if results_tables:
         return _claims_of(results_tables[0], list(results_configurations)[:1]), ""
     return None, "the design names no results table (empirical.results_table: null)"
