@@ -18,7 +18,15 @@ def test_job_cpu_and_wall_times_add_up(tmp_path):
     b = _record(tmp_path / "b.tsv", 4.0, 3.5, end=1002.0)     # ran 998..1002
     c = _record(tmp_path / "c.tsv", 1.0, 0, end=1001.0)       # too short to measure: a CPU time of 0, not missing
     times = job_times([a, b, c], now=1010.0)
-    assert times == {"job_s": 15.0, "cpu_s": 23.0, "wall_time_s": 20.0, "n_jobs": 3}
+    assert times == {"job_s": 15.0, "cpu_s": 23.0, "wall_time_s": 20.0, "busy_s": 12.0, "n_jobs": 3}
+
+
+def test_a_pause_between_jobs_counts_in_the_wall_time_not_in_the_busy_time(tmp_path):
+    a = _record(tmp_path / "a.tsv", 10.0, 9.0, end=1000.0)    # ran 990..1000, then the run was stopped
+    b = _record(tmp_path / "b.tsv", 5.0, 4.0, end=90_005.0)   # resumed a day later: ran 90000..90005
+    c = _record(tmp_path / "c.tsv", 3.0, 2.0, end=90_004.0)   # inside b's interval
+    times = job_times([b, a, c], now=90_010.0)
+    assert times["wall_time_s"] == 89_020.0 and times["busy_s"] == 15.0
 
 
 def test_an_unmeasured_cpu_time_shows_as_nan(tmp_path):
@@ -27,4 +35,4 @@ def test_an_unmeasured_cpu_time_shows_as_nan(tmp_path):
 
 
 def test_no_records_give_no_wall_time():
-    assert job_times([]) == {"job_s": 0.0, "cpu_s": 0.0, "wall_time_s": None, "n_jobs": 0}
+    assert job_times([]) == {"job_s": 0.0, "cpu_s": 0.0, "wall_time_s": None, "busy_s": None, "n_jobs": 0}

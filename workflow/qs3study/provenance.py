@@ -41,28 +41,39 @@ def machine():
 
 
 def job_times(paths, now=None):
-    """Total job time and CPU time of Snakemake benchmark records, and the wall time since the first started.
+    """Total job time and CPU time of Snakemake benchmark records, the wall time since the first started,
+    and the time during which some job ran.
 
     A job's start is its record's modification time minus its duration (the
-    record is written when the job ends); the wall time runs from the earliest
-    start to ``now`` (default: the current time), so it covers the jobs of
-    this run that the records list, not downloads or a resumed run's pauses.
+    record is written when the job ends). The wall time runs from the earliest
+    start to ``now`` (default: the current time): it covers the jobs of this
+    run that the records list, not the downloads, and for a run stopped and
+    resumed later it includes the pause. The busy time is the length of the
+    union of the jobs' intervals: it leaves out every stretch in which none of
+    them ran (a pause between sessions, the untimed jobs after the last one).
 
     Returns
     -------
     dict
         ``job_s`` (sum of job durations), ``cpu_s`` (sum of the jobs' CPU times; NaN where Snakemake
-        could not measure one, so a missing record shows), ``wall_time_s`` (None without records),
-        ``n_jobs``.
+        could not measure one, so a missing record shows), ``wall_time_s`` and ``busy_s`` (None
+        without records), ``n_jobs``.
     """
     now = datetime.datetime.now().timestamp() if now is None else now
     records = [(Path(p).stat().st_mtime, read_benchmark(p)) for p in paths]
     if not records:
-        return {"job_s": 0.0, "cpu_s": 0.0, "wall_time_s": None, "n_jobs": 0}
-    start = min(mtime - r["bench_s"] for mtime, r in records)
+        return {"job_s": 0.0, "cpu_s": 0.0, "wall_time_s": None, "busy_s": None, "n_jobs": 0}
+    intervals = sorted((mtime - r["bench_s"], mtime) for mtime, r in records)
+    busy, (start, end) = 0.0, intervals[0]
+    for low, high in intervals[1:]:
+        if low > end:
+            busy, start, end = busy + end - start, low, high
+        else:
+            end = max(end, high)
     return {"job_s": float(sum(r["bench_s"] for _, r in records)),
             "cpu_s": float(sum(r["bench_cpu_time"] for _, r in records)),
-            "wall_time_s": float(now - start), "n_jobs": len(records)}
+            "wall_time_s": float(now - intervals[0][0]), "busy_s": float(busy + end - start),
+            "n_jobs": len(records)}
 
 
 def manifest_job(smk):
