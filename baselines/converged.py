@@ -22,7 +22,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from qs3orao import QS3ORAO
 from qs3orao.objective import ordinal_risk
-from qs3orao.validation import check_positive, check_semisupervised
+from qs3orao.validation import check_positive
 
 __all__ = ["ConvergedQS3ORAO", "relative_change"]
 

@@ -3,7 +3,6 @@
 import numpy as np
 import pandas as pd
 import pytest
-from unittest import mock
 
 from baselines import model_selection
 from baselines.model_selection import Halving, ScoreMemo, cross_validate_params

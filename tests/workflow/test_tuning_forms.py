@@ -8,7 +8,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from baselines.model_selection import Halving
-from baselines.registry import PAPER_GRID, TRADEOFF_GRID, tuning_grid
+from baselines.registry import TRADEOFF_GRID, tuning_grid
 from qs3study.configuration import check_methods
 from qs3study.tuning import halving, resolve_grid, scaled_grid, tune_job
 from test_study import job, tiny_config
