@@ -240,8 +240,10 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
         fixed["classes"] = classes
     folds = [(np.concatenate([labeled[train], unlabeled]), labeled[test]) for train, test in folds]
     record_fits = memo is not None
-    memo = ScoreMemo() if memo is None else memo
-    memo._bind(name, X, y, n_folds, random_state)
+    if record_fits:  # a memo of this search alone needs no check that it is this search's
+        memo._bind(name, X, y, n_folds, random_state)
+    else:
+        memo = ScoreMemo()
     search = _Search(name, X, y, folds, classes, fixed, use_path, halving, progress, memo, record_fits)
     budget = fixed.get("memory_budget")
     with reuse_kernels(int(min(2**30, budget)) if budget else 2**30):
