@@ -126,3 +126,28 @@ def test_a_widened_tune_job_records_every_round_and_fits_no_candidate_twice(tmp_
             assert row["fitted_folds"] == (0 if candidate in seen else 3), (round_, candidate)
         seen |= {(row["lam"], str(row["tradeoff"])) for row in rows}
     assert any(row["fitted_folds"] == 0 for row in record["search"])
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_tune_job_with_a_whole_range_searches_it_in_one_round_and_records_it(tmp_path):
+    far = [2.0 ** e for e in range(4, 11)]  # the windowed search needs several rounds from here
+    record = tune_record(tmp_path, {"staged": {"lam": far}, "split_values": [0.0, 1.0], "per_split": False},
+                         grid_range={"lam": [-6, 12]}, whole_range=["lam"])
+    assert record["whole_range"] == ["lam"] and len(record["rounds"]) == 1
+    assert record["rounds"][0]["grid"]["lam"] == [2.0 ** e for e in range(-6, 13)]
+    assert {row["lam"] for row in record["search"] if row["stage"] == "grid"} == {2.0 ** e for e in range(-6, 13)}
+
+
+def test_a_whole_range_needs_a_declared_range():
+    def whole(config):
+        config["methods"]["qs3orao"]["grid"] = "registry"
+        config["methods"]["qs3orao"]["grid_range"] = {"lam": [-20, 3]}
+        config["methods"]["qs3orao"]["whole_range"] = ["gamma"]
+    config = tiny_config(whole=whole)
+    with pytest.raises(ValueError, match="whole_range"):
+        check_methods(config, list(config["datasets"]))
+    config["methods"]["qs3orao"]["whole_range"] = ["lam"]
+    check_methods(config, list(config["datasets"]))
+    config["methods"]["qs3orao"]["whole_range"] = "lam"
+    with pytest.raises(WorkflowError):
+        validate(config, str(CONFIGS / "schema.yaml"))

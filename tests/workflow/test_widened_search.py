@@ -3,6 +3,7 @@
 import itertools
 import logging
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -62,6 +63,33 @@ def test_a_range_the_search_does_not_tune_is_refused():
         widened_search(fake_run({}, []), GRID, {"C": (-3, 20)})
     with pytest.raises(ValueError, match="low < high"):
         widened_search(fake_run({}, []), GRID, {"lam": (3, 3)})
+
+
+def test_a_whole_range_parameter_is_searched_whole_from_the_first_round_and_never_moves():
+    calls = []
+    result, searched, rounds = widened_search(fake_run({"gamma": 5, "lam": -10}, calls), GRID,
+                                              {"lam": (-20, 3), "gamma": (-6, 6)}, whole={"lam"})
+    whole = tuple(2.0 ** e for e in range(-20, 4))
+    assert all(call.grid["lam"] == whole for call in calls)
+    assert [len(call.grid["gamma"]) for call in calls] == [WINDOW] * len(calls) and len(calls) >= 2  # gamma moves
+    assert result.best_params == {"gamma": 32.0, "lam": 2.0 ** -10} and searched["lam"] == whole
+    windowed = []
+    widened_search(fake_run({"gamma": 5, "lam": -10}, windowed), GRID, {"lam": (-20, 3), "gamma": (-6, 6)})
+    assert len(calls) < len(windowed)
+
+
+def test_a_whole_range_parameter_on_its_limit_is_an_edge_hit_and_needs_no_second_round():
+    calls = []
+    result, searched, _ = widened_search(fake_run({"gamma": 0, "lam": -30}, calls), GRID, {"lam": (-20, 3)},
+                                         whole=["lam"])
+    assert len(calls) == 1 and result.best_params["lam"] == 2.0 ** -20
+    assert grid_edges(result.best_params, searched) == [
+        "grid edge: lam = 9.53674e-07 is the smallest value of its grid (9.53674e-07 .. 8)"]
+
+
+def test_a_whole_range_without_a_declared_range_is_refused():
+    with pytest.raises(ValueError, match="whole_range names \\['gamma'\\]"):
+        widened_search(fake_run({}, []), GRID, {"lam": (-20, 3)}, whole={"gamma"})
 
 
 # --- the rounds share a memo of scored candidates: nothing fitted twice, the same choice ---------------------
@@ -181,3 +209,32 @@ def test_progress_counts_reused_candidates_and_says_so(caplog):
                          f"{spent} s spent, at most about {left} s left"
                          for i, stage, auc, spent, left in zip((1, 2, 3), ("grid", "grid", "shared"), aucs,
                                                                (2, 4, 6), (6, 8, 6))]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_whole_lam_range_is_one_path_per_width_and_fold_and_chooses_as_the_plain_search(monkeypatch):
+    """With lam whole, every (width, fold) of stage 1 is one ``fit_path`` over the whole range (past
+    ``PATH_MIN_SETTINGS``), and the choice is that of the plain search of the same product grid."""
+    X, y = generated_problem()
+    ranges, lams = {"lam": (-12, 3)}, tuple(2.0 ** e for e in range(-12, 4))
+    grid = TuningGrid({"gamma": (0.5, 2.0), "lam": (1.0,)}, "tradeoff", (0.0, 1.0), 0.5, separable=True,
+                      per_split=False)
+    paths = []
+    real = model_selection.make_method
+
+    def make(name, **params):
+        estimator = real(name, **params)
+        fit_path = estimator.fit_path
+        estimator.fit_path = lambda X, y, settings: paths.append(len(settings)) or fit_path(X, y, settings)
+        return estimator
+
+    monkeypatch.setattr(model_selection, "make_method", make)
+    def run(candidates):
+        return cross_validate_params("m-samult", X, y, candidates, n_folds=3)
+
+    result, searched, rounds = widened_search(run, grid, ranges, whole={"lam"})
+    assert len(rounds) == 1 and searched["lam"] == lams
+    assert paths == [len(lams)] * (2 * 3)  # the trade-off stage's 2 candidates per fold are fitted one by one
+    plain = cross_validate_params("m-samult", X, y, replace(grid, grid={"gamma": (0.5, 2.0), "lam": lams}), n_folds=3)
+    assert result.best_params == plain.best_params
+    assert result.best_score == pytest.approx(plain.best_score, abs=1e-12)

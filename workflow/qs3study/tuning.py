@@ -95,18 +95,21 @@ def _window(centre, low, high, width=WINDOW):
     return list(range(start, min(start + width, high + 1)))
 
 
-def widened_search(run, grid, ranges, *, log=None):
+def widened_search(run, grid, ranges, *, whole=(), log=None):
     """The search of ``grid`` (staged or a plain product) with some parameters over wide ranges of powers of two.
 
     Each parameter of ``ranges`` (name -> ``(low, high)`` exponents) is searched
     on a window of :data:`WINDOW` consecutive powers of two, first around the
     centre of its registered values (``2^-3 .. 2^3`` -> ``2^0``), clipped into
-    its range. After each round (the whole staged search, ``run``), every
-    widened parameter is re-centred on its best value; another round runs
-    while some best value is the smallest or largest value searched so far
-    for its parameter and the range goes beyond it. So the search stops when
-    no tuned value sits on the edge of what was searched, or sits on the
-    declared limit (an edge hit that remains, counted by :func:`qs3study.kernel_width.grid_edges`).
+    its range; a parameter of ``whole`` is searched on its whole range in
+    every round instead (for ``lam`` of a method with a ``lam`` path, whose
+    extra values cost a matrix product each where a window's cost a solve).
+    After each round (the whole staged search, ``run``), every windowed
+    parameter is re-centred on its best value; another round runs while some
+    best value is the smallest or largest value searched so far for its
+    parameter and the range goes beyond it. So the search stops when no tuned
+    value sits on the edge of what was searched, or sits on the declared limit
+    (an edge hit that remains, counted by :func:`qs3study.kernel_width.grid_edges`).
 
     Parameters
     ----------
@@ -116,6 +119,8 @@ def widened_search(run, grid, ranges, *, log=None):
         The registered search (its values of the widened parameters are replaced).
     ranges : dict
         Parameter -> ``(low, high)``: the declared limits ``2^low .. 2^high``.
+    whole : collection of str, default=()
+        Parameters of ``ranges`` searched on their whole range from the first round.
     log : logging.Logger, optional
 
     Returns
@@ -131,10 +136,17 @@ def widened_search(run, grid, ranges, *, log=None):
     if unknown:
         raise ValueError(f"grid_range names {unknown}, which the configured search does not tune "
                          f"(it tunes {sorted(grid.grid)})")
+    undeclared = sorted(set(whole) - set(ranges))
+    if undeclared:
+        raise ValueError(f"whole_range names {undeclared}, which grid_range does not declare "
+                         f"(it declares {sorted(ranges)})")
     exponents = {}
     for name, (low, high) in ranges.items():
         if not low < high:
             raise ValueError(f"grid_range.{name} must be [low, high] with low < high, got {[low, high]}")
+        if name in whole:
+            exponents[name] = list(range(low, high + 1))
+            continue
         centre = int(round(float(np.median(np.log2(grid.grid[name])))))
         exponents[name] = _window(centre, low, high)
     searched = {name: set(values) for name, values in exponents.items()}
@@ -151,6 +163,8 @@ def widened_search(run, grid, ranges, *, log=None):
             best = result
         moved = False
         for name, (low, high) in ranges.items():
+            if name in whole:
+                continue
             chosen = int(round(np.log2(result.best_params[name])))
             exponents[name] = _window(chosen, low, high)
             if chosen == min(searched[name]) > low or chosen == max(searched[name]) < high:
@@ -208,7 +222,7 @@ def tune_job(smk):
     of the trial's unlabeled pool (the split function nests pools, so they are
     a subset of every larger pool of the same trial). Writes the best
     parameters and the whole search record (``search``: one row per candidate; for a widened
-    search, ``grid_range``, every round's candidates with their ``round`` and ``fitted_folds``:
+    search, ``grid_range`` and ``whole_range``, every round's candidates with their ``round`` and ``fitted_folds``:
     the rounds share a :class:`baselines.model_selection.ScoreMemo`, so a candidate an earlier
     round scored is not fitted again and says so with 0). A search that cannot run (a fold
     without both sides of a split, a fit over the memory budget) is recorded
@@ -233,6 +247,7 @@ def tune_job(smk):
     X = np.array(X_all[split.train_idx])
     grid = resolve_grid(spec["method"], smk.params.grid)
     ranges = smk.params.get("grid_range") or {}
+    whole = list(smk.params.get("whole_range") or [])
     early_stopping = halving(smk.params.early_stopping)
     kernel_width = smk.params.kernel_width
     scale = gamma_scale(kernel_width, X[split.labeled_mask], seed=seed)
@@ -243,7 +258,7 @@ def tune_job(smk):
               "n_labeled": split.n_labeled, "n_unlabeled": split.n_unlabeled,
               "grid": {"grid": grid.grid, "split_param": grid.split_param, "split_values": grid.split_values,
                        "per_split": grid.per_split},
-              "grid_range": ranges, "rounds": [], "early_stopping": smk.params.early_stopping,
+              "grid_range": ranges, "whole_range": whole, "rounds": [], "early_stopping": smk.params.early_stopping,
               "kernel_width": kernel_width, "gamma_scale": scale,
               "status": "ok", "reason": "", "best_params": {}, "best_score": None, "grid_edges": [], "search": []}
     start = time.perf_counter()
@@ -270,7 +285,7 @@ def tune_job(smk):
                     tables.append(result.table)
                     return CVResult(relative, result.best_score, result.table)
 
-                result, searched, rounds = widened_search(run_round, grid, ranges, log=log)
+                result, searched, rounds = widened_search(run_round, grid, ranges, whole=whole, log=log)
                 best = result.best_params
                 record["rounds"] = rounds
                 table = [{"round": i, **row} for i, rows in enumerate(tables, 1) for row in rows]

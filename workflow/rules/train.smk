@@ -12,6 +12,7 @@ rule tune:
         spec=lambda wildcards: method_spec(config, wildcards.method, wildcards.dataset),
         grid=lambda wildcards: method_config(config, wildcards.method)["grid"],
         grid_range=lambda wildcards: method_config(config, wildcards.method)["grid_range"],
+        whole_range=lambda wildcards: method_config(config, wildcards.method)["whole_range"],
         n_labeled=PROTOCOL["n_labeled"],
         n_unlabeled=size_token(config["tuning"]["n_unlabeled"]),
         n_folds=config["tuning"]["n_folds"],
