@@ -14,7 +14,10 @@ from .files import read_json, write_json
 from .runtime import package_versions, setup_logging
 from .tables import read_benchmark
 
-__all__ = ["git_state", "machine", "job_times", "manifest_job"]
+__all__ = ["RESTORED", "git_state", "machine", "job_times", "manifest_job"]
+
+#: Where :mod:`qs3study.run_archive` records each restore of a run's archived jobs; the manifest lists them.
+RESTORED = "results/restored"
 
 
 def git_state(root):
@@ -110,4 +113,5 @@ def manifest_job(smk):
                  "all": job_times([*smk.input.benchmarks, *smk.input.tune_benchmarks])},
         "machine": machine(),
         "versions": package_versions(),
+        "restored": [read_json(path) for path in sorted(Path(RESTORED).glob("*.json"))],
     })

@@ -1,0 +1,123 @@
+"""A run carried across machines (qs3study.run_archive): saved, restored into a fresh directory, resumed."""
+
+import base64
+import os
+import tarfile
+import time
+
+import pandas as pd
+import pytest
+
+from qs3study import run_archive, tables
+from qs3study.files import read_json
+
+from test_workflow import TINY, deterministic, jobs_of, run_tiny
+
+
+def write(root, relative, text="x", mtime=None):
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    """A run's directory as a stopped run leaves it: prepared data, finished and unfinished jobs' files."""
+    root = tmp_path / "run"
+    write(root, "results/data/d/X.npy", "data", mtime=1_000)
+    write(root, "results/downloads/d.json", "{}", mtime=900)
+    write(root, "benchmarks/prepare/d.tsv", "s", mtime=1_000)
+    write(root, "results/tuning/d/m/trial0.json", "{}", mtime=2_000)
+    write(root, "benchmarks/tune/d/m/trial0.tsv", "s", mtime=2_000)
+    write(root, "results/runs/d/m/n10/trial0.json", "{}", mtime=3_000)
+    write(root, "logs/train/d/m/n10/trial0.log", "log", mtime=3_000)
+    write(root, "results/runs/d/m/n10/.trial1.json.tmp", "partial")          # a killed job's temporary
+    write(root, "results/runs/d/m/n10/trial2.json", "{}")                    # its job never finished
+    marks = root / ".snakemake" / "incomplete"
+    marks.mkdir(parents=True)
+    (marks / base64.urlsafe_b64encode(b"results/runs/d/m/n10/trial2.json").decode()).touch()
+    config = write(tmp_path, "config.yaml", "name: x\n")
+    return root, config
+
+
+FINISHED = ["benchmarks/tune/d/m/trial0.tsv", "logs/train/d/m/n10/trial0.log", "results/runs/d/m/n10/trial0.json",
+            "results/tuning/d/m/trial0.json"]
+
+
+def test_save_keeps_finished_jobs_only_and_refuses_a_running_run(run_dir, tmp_path):
+    root, config = run_dir
+    manifest = run_archive.save(tmp_path / "a.tar.gz", [config], root)
+    assert sorted(manifest["files"]) == FINISHED
+    assert list(manifest["prepared"]) == ["results/data/d/X.npy"]
+    with tarfile.open(tmp_path / "a.tar.gz") as tar:
+        assert sorted(tar.getnames()) == sorted([*FINISHED, "run-archive.json"])
+    (root / ".snakemake" / "locks").mkdir()
+    (root / ".snakemake" / "locks" / "0.input.lock").touch()
+    with pytest.raises(RuntimeError, match="stop it"):
+        run_archive.save(tmp_path / "b.tar.gz", [config], root)
+
+
+def fresh(tmp_path, data="data", name="fresh"):
+    """A new machine's directory after ``--until prepare``: the data prepared again, now."""
+    root, now = tmp_path / name, time.time()
+    write(root, "results/downloads/d.json", "{}", mtime=now - 10)
+    write(root, "results/data/d/X.npy", data, mtime=now - 5)
+    write(root, "benchmarks/prepare/d.tsv", "s", mtime=now)
+    return root
+
+
+def test_restore_keeps_the_jobs_times_and_dates_the_prepared_files_back(run_dir, tmp_path):
+    root, config = run_dir
+    run_archive.save(tmp_path / "a.tar.gz", [config], root)
+    target = fresh(tmp_path)
+    record = run_archive.restore(tmp_path / "a.tar.gz", [config], target)
+    assert record["n_files"] == 4 and record["prepared_dated_back_s"] > 0
+    for path in FINISHED:
+        assert (target / path).stat().st_mtime == (root / path).stat().st_mtime
+    assert not (target / "results/runs/d/m/n10/trial2.json").exists()
+    dated = {p: (target / p).stat().st_mtime for p in ("results/downloads/d.json", "results/data/d/X.npy")}
+    assert max(dated.values()) < 2_000  # older than the oldest restored file, so no job reruns
+    assert dated["results/data/d/X.npy"] - dated["results/downloads/d.json"] == pytest.approx(5.0, abs=1e-3)
+    records = list((target / "results" / "restored").glob("*.json"))
+    assert len(records) == 1 and read_json(records[0])["saved"]["configuration"][0]["path"] == str(config)
+
+
+def test_restore_refuses_another_configuration_other_data_and_overwriting(run_dir, tmp_path):
+    root, config = run_dir
+    run_archive.save(tmp_path / "a.tar.gz", [config], root)
+    other = write(tmp_path, "other.yaml", "name: y\n")
+    with pytest.raises(ValueError, match="configuration"):
+        run_archive.restore(tmp_path / "a.tar.gz", [other], fresh(tmp_path, name="f1"))
+    with pytest.raises(ValueError, match="--until prepare"):
+        run_archive.restore(tmp_path / "a.tar.gz", [config], tmp_path / "empty")
+    with pytest.raises(ValueError, match="differ"):
+        run_archive.restore(tmp_path / "a.tar.gz", [config], fresh(tmp_path, data="other data", name="f2"))
+    target = fresh(tmp_path, name="f3")
+    write(target, "results/tuning/d/m/trial0.json", "{}")
+    with pytest.raises(ValueError, match="already exist"):
+        run_archive.restore(tmp_path / "a.tar.gz", [config], target)
+    assert (target / "results/tuning/d/m/trial0.json").read_text() == "{}"
+
+
+@pytest.mark.slow
+def test_a_run_saved_restored_elsewhere_and_resumed_reruns_only_its_unfinished_jobs(tmp_path):
+    first = tmp_path / "first"
+    run_tiny(first, "--until", "train")
+    unfinished = sorted((first / "results" / "runs").rglob("trial1.json"))[0]
+    unfinished.unlink()
+    run_archive.main(["save", str(tmp_path / "run.tar.gz"), "--configfile", str(TINY), "--directory", str(first)])
+    run_tiny(first)  # the same run carried to its end on the first machine: the reference
+
+    second = tmp_path / "second"
+    run_tiny(second, "--until", "prepare")
+    run_archive.main(["restore", str(tmp_path / "run.tar.gz"), "--configfile", str(TINY), "--directory", str(second)])
+    planned = run_tiny(second, "--dry-run").stdout
+    assert jobs_of(planned, "train") == 1 and jobs_of(planned, "tune") == 0 and jobs_of(planned, "prepare") == 0
+    run_tiny(second)
+    resumed, reference = (tables.read_results(root / "results" / "tables" / "results.csv") for root in (second, first))
+    pd.testing.assert_frame_equal(deterministic(resumed), deterministic(reference))
+    manifest = read_json(next((second / "figures").rglob("manifest.json")))
+    assert len(manifest["restored"]) == 1 and manifest["restored"][0]["n_files"] > 0
