@@ -108,6 +108,7 @@ def test_tune_job_records_early_stopping_and_the_folds_of_each_candidate(tmp_pat
     assert {row["stage"] for row in record["search"]} == {"grid", "shared"}
     # the paper's protocol (no grid_range) fits every candidate; its record has no round or fit columns
     assert all(not {"round", "fitted_folds"} & set(row) for row in record["search"])
+    assert "whole_range" not in record  # and keeps the form it had before that option
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -222,7 +222,7 @@ def tune_job(smk):
     of the trial's unlabeled pool (the split function nests pools, so they are
     a subset of every larger pool of the same trial). Writes the best
     parameters and the whole search record (``search``: one row per candidate; for a widened
-    search, ``grid_range`` and ``whole_range``, every round's candidates with their ``round`` and ``fitted_folds``:
+    search, ``grid_range`` (and ``whole_range`` when set), every round's candidates with their ``round`` and ``fitted_folds``:
     the rounds share a :class:`baselines.model_selection.ScoreMemo`, so a candidate an earlier
     round scored is not fitted again and says so with 0). A search that cannot run (a fold
     without both sides of a split, a fit over the memory budget) is recorded
@@ -258,9 +258,11 @@ def tune_job(smk):
               "n_labeled": split.n_labeled, "n_unlabeled": split.n_unlabeled,
               "grid": {"grid": grid.grid, "split_param": grid.split_param, "split_values": grid.split_values,
                        "per_split": grid.per_split},
-              "grid_range": ranges, "whole_range": whole, "rounds": [], "early_stopping": smk.params.early_stopping,
+              "grid_range": ranges, "rounds": [], "early_stopping": smk.params.early_stopping,
               "kernel_width": kernel_width, "gamma_scale": scale,
               "status": "ok", "reason": "", "best_params": {}, "best_score": None, "grid_edges": [], "search": []}
+    if whole:  # only then: the records of a search without one keep the form they had before the option
+        record["whole_range"] = whole
     start = time.perf_counter()
     with limit_threads(smk.threads):
         try:
