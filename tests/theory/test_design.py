@@ -28,7 +28,7 @@ def _keys(node, prefix=""):
         for key, value in node.items():
             path = f"{prefix}.{key}" if prefix else str(key)
             # instance names, sweep names and schedules are data, not structure
-            out |= {path} | (set() if key in ("instances", "sizes", "claimed", "schedules", "history")
+            out |= {path} | (set() if key in ("instances", "sizes", "claimed", "schedules", "history", "protocols")
                              else _keys(value, path))
         return out
     return set()

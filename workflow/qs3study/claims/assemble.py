@@ -151,7 +151,7 @@ def _empirical(design, results_tables, results_configurations):
         return empirical, ("no committed run yet of the " + ", ".join(pending)) if pending else ""
     if results_tables:
         return _claims_of(results_tables[0], list(results_configurations)[:1]), ""
-    return None, "the design names no results table (empirical.results_table: null)"
+    return None, "the design names no results table (empirical: no protocol with a results_table, and no results_table)"
 
 
 def huber_settings(design):
