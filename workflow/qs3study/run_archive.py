@@ -17,10 +17,18 @@ oldest restored one (keeping their order), since Snakemake reruns every job
 whose inputs look newer than its outputs. Every restore is recorded in
 ``results/restored/``, which the run's manifest lists.
 
+The run is then resumed with its command plus :data:`RESUME_ARGS`, which leave
+out Snakemake's ``code`` trigger: that trigger reruns every job whose outputs
+are older than its rule's script, and the new clone's scripts are younger than
+every archived output. What the trigger guards, the code, :func:`restore` checks
+itself: it refuses a working tree at another commit than the archive's, or with
+uncommitted changes.
+
 Command line::
 
     python -m qs3study.run_archive save ARCHIVE --configfile A.yaml [B.yaml ...]
     python -m qs3study.run_archive restore ARCHIVE --configfile A.yaml [B.yaml ...]
+    snakemake --configfile A.yaml [B.yaml ...] <the run's options> --rerun-triggers mtime params input software-env
 """
 
 from __future__ import annotations
@@ -39,7 +47,7 @@ from qs3orao.datasets.download import sha256_file
 from .files import atomic_path, write_json
 from .provenance import RESTORED, git_state
 
-__all__ = ["JOB_OUTPUTS", "PREPARED", "CHECKED", "save", "restore", "main"]
+__all__ = ["JOB_OUTPUTS", "PREPARED", "CHECKED", "RESUME_ARGS", "save", "restore", "main"]
 
 #: Folders of a run's working directory holding per-job outputs, archived.
 JOB_OUTPUTS = ("results", "benchmarks", "logs")
@@ -48,6 +56,8 @@ PREPARED = ("results/data", "results/downloads", "benchmarks/prepare", "logs/pre
 #: The prepared data proper, checked by checksum before a restore.
 CHECKED = "results/data"
 MANIFEST_MEMBER = "run-archive.json"
+#: Snakemake options that resume a restored run: every rerun trigger but ``code`` (see the module docstring).
+RESUME_ARGS = ("--rerun-triggers", "mtime", "params", "input", "software-env")
 
 
 def _incomplete(directory):
@@ -125,7 +135,8 @@ def save(archive, configfiles, directory="."):
 def restore(archive, configfiles, directory="."):
     """Unpack ``archive`` into the run's working directory ``directory``, after checking it belongs there.
 
-    The configuration files must be those the archive was saved with (same
+    The working tree must be at the archive's commit without uncommitted changes,
+    the configuration files those the archive was saved with (same
     contents, same order), and the prepared data present with the archive's
     checksums (prepare them first: ``snakemake --configfile ... --until prepare``).
     No file already in ``directory`` is overwritten.
@@ -146,11 +157,17 @@ def restore(archive, configfiles, directory="."):
     Raises
     ------
     ValueError
-        If the configuration or the prepared data differ from the archive's, or a file would be overwritten.
+        If the commit, the configuration or the prepared data differ from the archive's, the working tree
+        has uncommitted changes, or a file would be overwritten.
     """
     root = Path(directory)
     with tarfile.open(archive, "r:gz") as tar:
         manifest = json.load(tar.extractfile(MANIFEST_MEMBER))
+        here = git_state(root)
+        if here["commit"] != manifest["git"]["commit"] or here["dirty"] or manifest["git"]["dirty"]:
+            raise ValueError(f"the archived jobs ran at commit {manifest['git']} and this working tree is at {here}: "
+                             "restore into a clean clone of that commit (the resumed run skips Snakemake's "
+                             "code trigger, so the code must be the same)")
         given = _configuration(configfiles)
         if [c["sha256"] for c in given] != [c["sha256"] for c in manifest["configuration"]]:
             raise ValueError(f"the archive was saved with configuration {manifest['configuration']}, not {given}: "
@@ -177,7 +194,7 @@ def restore(archive, configfiles, directory="."):
             mtime = path.stat().st_mtime - shift
             os.utime(path, (mtime, mtime))
     record = {"archive": str(archive), "restored_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(
-        timespec="seconds"), "git": git_state(root), "prepared_dated_back_s": shift, "n_files": len(members),
+        timespec="seconds"), "git": here, "prepared_dated_back_s": shift, "n_files": len(members),
         "saved": {key: manifest[key] for key in ("saved_utc", "git", "configuration")}}
     write_json(root / RESTORED / f"{Path(archive).name}.{record['restored_utc'].replace(':', '')}.json", record)
     return record
@@ -197,8 +214,8 @@ def main(argv=None):
     else:
         record = restore(args.archive, args.configfile, args.directory)
         print(f"restored {record['n_files']} files (saved {record['saved']['saved_utc']} at commit "
-              f"{record['saved']['git']['commit']}; here {record['git']['commit']}); "
-              f"prepared data dated back by {record['prepared_dated_back_s']:.0f} s")
+              f"{record['saved']['git']['commit']}); prepared data dated back by "
+              f"{record['prepared_dated_back_s']:.0f} s; resume with the run's command and {' '.join(RESUME_ARGS)}")
 
 
 if __name__ == "__main__":
