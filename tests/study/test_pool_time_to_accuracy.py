@@ -72,3 +72,20 @@ def test_a_split_other_than_the_tuned_run_is_refused(shared_mirror, tmp_path):
     with pytest.raises(ValueError, match="not the tuned run's"):
         run_pool(pool, results_csv=shifted, trial=0, n_iters=[10], feature_sizes={"rff-auc": [8]},
                  exact_unlabeled=[], memory_budget_mb=64, methods=("rff-auc",))
+
+
+BEST = REPO_ROOT / "figures" / "reproduction-best" / "results.csv"
+
+
+def test_best_effort_values_fit_both_schedules_and_a_divergence_is_a_point(shared_mirror, tmp_path):
+    # The best-effort table records the converged QS3ORAO (tol, max_iter beside n_iter) at a lam far below
+    # the paper grid's, where the paper's step theta / t diverges; the stable step does not.
+    params, _ = tuned_settings(BEST, "road3d_subset", "qs3orao", 0)
+    assert {"tol", "max_iter"} <= set(params)
+    pool = pool_problem("road3d_subset", cache_dir=tmp_path / "cache", mirror=shared_mirror)
+    points = run_pool(pool, results_csv=BEST, trial=0, n_iters=[100, 400], feature_sizes={}, exact_unlabeled=[],
+                      memory_budget_mb=1024, n_jobs=1, methods=("qs3orao", "qs3orao-auto"))
+    paper, auto = ([p for p in points if p["method"] == label] for label in ("qs3orao", "qs3orao-auto"))
+    assert len(paper) == 1 and np.isnan(paper[0]["auc"]) and paper[0]["note"].startswith("diverged")
+    assert [p["value"] for p in auto] == [100, 400] and all(0.5 < p["auc"] <= 1.0 for p in auto)
+    assert all(not {"tol", "max_iter"} & set(p["params"]) for p in points)
