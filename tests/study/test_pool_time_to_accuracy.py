@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import yaml
 
-from qs3study.pool_time_to_accuracy import (LABELS, pool_problem, pool_time_to_accuracy_rows, run_pool,
-                                            time_to_accuracy, tuned_settings)
+from qs3study.pool_time_to_accuracy import (LABELS, plot_pareto, pool_problem, pool_time_to_accuracy_rows,
+                                            run_pool, time_to_accuracy, tuned_settings)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REDUCED = yaml.safe_load((Path(__file__).parent / "perf_reduced.yaml").read_text())["perf"]["pool_time_to_accuracy"]
@@ -89,3 +89,17 @@ def test_best_effort_values_fit_both_schedules_and_a_divergence_is_a_point(share
     assert len(paper) == 1 and np.isnan(paper[0]["auc"]) and paper[0]["note"].startswith("diverged")
     assert [p["value"] for p in auto] == [100, 400] and all(0.5 < p["auc"] <= 1.0 for p in auto)
     assert all(not {"tol", "max_iter"} & set(p["params"]) for p in points)
+
+
+def test_a_method_keeps_its_colour_in_every_panel_when_it_has_no_point_in_one(tmp_path):
+    # On SGEMM the paper's step diverged at every n_iter: the other methods' lines shifted colour there,
+    # so the legend (drawn beside the last panel) named them wrongly.
+    points = [dict(point(method, 1.0 + i, 0.80 + 0.01 * i), dataset=dataset)
+              for dataset in ("d1", "d2") for i, method in enumerate(LABELS)]
+    for p in points:
+        if p["dataset"] == "d1" and p["method"] == "qs3orao":
+            p.update(time=np.nan, cpu_time=np.nan, auc=np.nan, note="diverged")
+    drawn = plot_pareto(points, [tmp_path / "pareto.png"], 0.005)
+    assert set(drawn["d1"]) == set(LABELS) - {"qs3orao"} and set(drawn["d2"]) == set(LABELS)
+    assert all(drawn["d1"][method] == drawn["d2"][method] for method in drawn["d1"])
+    assert len(set(drawn["d2"].values())) == len(LABELS)

@@ -257,7 +257,14 @@ def summary_rows(points, *, auc_tolerance, repeats):
 def plot_pareto(points, paths, auc_tolerance):
     """AUC against fit time, one panel per dataset, one line per method along its knob; saved under each of ``paths``.
 
-    Points more than 0.15 below the best AUC are left below the drawn range (they are in the rows).
+    Points more than 0.15 below the best AUC are left below the drawn range (they are in the rows). Each
+    method keeps one colour in every panel, also where it has no finite point (a fit that diverged
+    everywhere), and the legend names every method drawn in any panel.
+
+    Returns
+    -------
+    dict
+        Dataset -> {method label: colour of its line}, for the methods drawn in that panel.
     """
     import matplotlib
 
@@ -265,31 +272,38 @@ def plot_pareto(points, paths, auc_tolerance):
     import matplotlib.pyplot as plt
 
     datasets = list(dict.fromkeys(p["dataset"] for p in points))
+    colours = {method: f"C{i}" for i, method in enumerate(LABELS)}
+    drawn, legend = {}, {}
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.2 * len(datasets), 3.9), squeeze=False)
     for ax, dataset in zip(axes[0], datasets):
         mine = [p for p in points if p["dataset"] == dataset and np.isfinite(p["auc"])]
         best, _ = time_to_accuracy(mine, auc_tolerance)
+        drawn[dataset] = {}
         for method in dict.fromkeys(p["method"] for p in mine):
             line = [(p["time"], p["auc"]) for p in sorted(mine, key=lambda p: p["value"]) if p["method"] == method]
-            ax.plot(*zip(*line), marker="o", markersize=3, label=LABELS[method][2],
-                    linestyle="--" if method in _EXACT else "-")
+            legend[method], = ax.plot(*zip(*line), marker="o", markersize=3, label=LABELS[method][2],
+                                      color=colours[method], linestyle="--" if method in _EXACT else "-")
+            drawn[dataset][method] = colours[method]
         frontier, top = [], -np.inf
         for p in sorted(mine, key=lambda p: p["time"]):
             if p["auc"] > top:
                 frontier.append((p["time"], p["auc"]))
                 top = p["auc"]
-        ax.step(*zip(*frontier), where="post", color="black", linewidth=0.8, alpha=0.5, label="Pareto front")
-        ax.axhline(best["auc"] - auc_tolerance, color="grey", linestyle=":", linewidth=0.8,
-                   label=f"best AUC - {auc_tolerance}")
+        legend["front"], = ax.step(*zip(*frontier), where="post", color="black", linewidth=0.8, alpha=0.5,
+                                   label="Pareto front")
+        legend["best"] = ax.axhline(best["auc"] - auc_tolerance, color="grey", linestyle=":", linewidth=0.8,
+                                    label=f"best AUC - {auc_tolerance}")
         ax.set(xscale="log", xlabel="fit wall time (s)", ylabel="ordinal AUC, unlabeled pool",
                title=f"{dataset}: {mine[0]['pool']} unlabeled rows")
         ax.set_ylim(max(min(p["auc"] for p in mine) - 0.005, best["auc"] - 0.15), best["auc"] + 0.005)
-    axes[0][-1].legend(fontsize=6, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    handles = [legend[key] for key in (*LABELS, "front", "best") if key in legend]
+    axes[0][-1].legend(handles=handles, fontsize=6, loc="center left", bbox_to_anchor=(1.02, 0.5))
     for path in paths:
         partial = f"{path}.partial"
         fig.savefig(partial, format=str(path).rsplit(".", 1)[-1], bbox_inches="tight")
         os.replace(partial, path)
     plt.close(fig)
+    return drawn
 
 
 def pool_time_to_accuracy_rows(*, datasets, results_csv, figure_paths=(), trial=0, base_seed=0, n_labeled=500,
