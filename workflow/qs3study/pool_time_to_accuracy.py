@@ -264,7 +264,7 @@ def plot_pareto(points, paths, auc_tolerance):
     Returns
     -------
     dict
-        Dataset -> {method label: colour of its line}, for the methods drawn in that panel.
+        Dataset -> {method label: colour of its drawn line}, for the methods drawn in that panel.
     """
     import matplotlib
 
@@ -283,7 +283,7 @@ def plot_pareto(points, paths, auc_tolerance):
             line = [(p["time"], p["auc"]) for p in sorted(mine, key=lambda p: p["value"]) if p["method"] == method]
             legend[method], = ax.plot(*zip(*line), marker="o", markersize=3, label=LABELS[method][2],
                                       color=colours[method], linestyle="--" if method in _EXACT else "-")
-            drawn[dataset][method] = colours[method]
+            drawn[dataset][method] = legend[method].get_color()
         frontier, top = [], -np.inf
         for p in sorted(mine, key=lambda p: p["time"]):
             if p["auc"] > top:
