@@ -49,7 +49,7 @@ from .divergence import SCORE_LIMIT, DivergenceError, check_scores, warn_if_far
 from .kernels import frequency_block, sampling_rng
 from .objective import split_members
 from .schedule import step_size
-from .stochastic import draw_rows, gradient_rows, gradient_weights, weights_at_rows
+from .stochastic import draw_steps, gradient_rows, gradient_weights, weights_at_rows
 from .trig import accumulate as _trig_accumulate
 from .trig import features as _trig_features
 from .trig import resolve_trig_backend
@@ -129,7 +129,8 @@ class _Rows:
 
     Chunks write disjoint rows, so the result does not depend on the scheduling.
     BLAS is limited to one thread meanwhile, as the threads already use the cores.
-    ``trig`` is the resolved trigonometric backend of the passes it runs.
+    ``trig`` is the resolved trigonometric backend of the passes it runs, and
+    :meth:`feature_buffers` lends them the same feature buffers group after group.
     """
 
     def __init__(self, n_jobs, trig="numpy"):
@@ -137,6 +138,7 @@ class _Rows:
         self.trig = trig
         self._stack = ExitStack()
         self._pool = None
+        self._buffers = ()
 
     def __enter__(self):
         if self.n_jobs > 1:
@@ -147,6 +149,19 @@ class _Rows:
     def __exit__(self, *exc):
         self._pool = None
         return self._stack.__exit__(*exc)
+
+    def feature_buffers(self, n_rows, n_columns, dtype):
+        """Two C-contiguous ``(n_rows, n_columns)`` arrays, valid until the next call.
+
+        Every call returns views of the same memory (grown when too small):
+        fresh buffers for every group of steps would be fresh pages, and the
+        page faults of their first writes cost as much as the trigonometry
+        (2,500 rows x 256 columns: 3.8 ms against 1.6 ms per group).
+        """
+        size = n_rows * n_columns
+        if not self._buffers or self._buffers[0].size < size or self._buffers[0].dtype != dtype:
+            self._buffers = (np.empty(size, dtype), np.empty(size, dtype))
+        return tuple(buffer[:size].reshape(n_rows, n_columns) for buffer in self._buffers)
 
     def run(self, func, n_rows, chunk_rows):
         """Call ``func(start, stop)`` for consecutive chunks of ``chunk_rows`` rows."""
@@ -350,7 +365,7 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     done = n_iter
     with _Rows(n_jobs, trig) as row_threads:
         for start, end in _group_bounds(n_iter, group, checkpoints):
-            draws = [draw_rows(rng, splits, unlabeled, tradeoff, batch_size) for _ in range(start, end)]
+            draws = draw_steps(rng, splits, unlabeled, tradeoff, batch_size, end - start)
             omega = _group_blocks(seed, start, end, m, d, gamma, blocks, dtype)
             members = _group_members(dense, local_of, [draws])
             scores = base if members is None else base[members]
@@ -412,10 +427,12 @@ def _group_members(dense, local_of, draws):
 
 
 def _member_features(X, members, omega, rows):
-    """``cos`` and ``sin`` features of the group's rows (all rows when ``members`` is None), split over threads."""
+    """``cos`` and ``sin`` features of the group's rows (all rows when ``members`` is None), split over threads.
+
+    They are ``rows``'s feature buffers: valid until the next group's.
+    """
     Xs = X if members is None else X[members]
-    cos_s = np.empty((Xs.shape[0], omega.shape[0]), X.dtype)
-    sin_s = np.empty_like(cos_s)
+    cos_s, sin_s = rows.feature_buffers(Xs.shape[0], omega.shape[0], X.dtype)
     rows.run(lambda a, b: _trig_features(Xs[a:b], omega, cos_s[a:b], sin_s[a:b], rows.trig), Xs.shape[0],
              max(1, -(-Xs.shape[0] // rows.n_jobs)))
     return cos_s, sin_s
@@ -539,7 +556,7 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     with _Rows(n_jobs, trig) as row_threads:
         for start in range(0, n_iter, group):
             stop = min(start + group, n_iter)
-            draws = [[draw_rows(rng, splits, unlabeled, tradeoffs[p[0]], batch_size) for _ in range(start, stop)]
+            draws = [draw_steps(rng, splits, unlabeled, tradeoffs[p[0]], batch_size, stop - start)
                      for rng, p in zip(rngs, patterns)]
             omega = _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype)
             members = _group_members(dense, local_of, draws)

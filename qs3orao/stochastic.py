@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["draw_rows", "gradient_rows", "gradient_weights", "weights_at_rows"]
+__all__ = ["draw_rows", "draw_steps", "gradient_rows", "gradient_weights", "weights_at_rows"]
 
 
 def draw_rows(rng, splits, unlabeled, tradeoff, batch_size):
@@ -17,20 +17,39 @@ def draw_rows(rng, splits, unlabeled, tradeoff, batch_size):
     Unlabeled rows are drawn only for splits whose ``tradeoff < 1`` (they have
     zero weight otherwise).  All indices of a step come from one
     ``rng.random`` call, so the stream is the same whether steps are drawn one
-    at a time or many ahead (the fast engine draws a group of steps at once).
+    at a time or many ahead (:func:`draw_steps`, as the fast engine does).
 
     Returns
     -------
     list of tuple of ndarray
         ``(positives, negatives, unlabeled)`` row indices per split.
     """
+    return draw_steps(rng, splits, unlabeled, tradeoff, batch_size, 1)[0]
+
+
+def draw_steps(rng, splits, unlabeled, tradeoff, batch_size, n_steps):
+    """The draws of :func:`draw_rows` for ``n_steps`` consecutive steps, from one ``rng.random`` call.
+
+    ``rng.random`` fills its array in order, so the rows are those of
+    ``n_steps`` calls of :func:`draw_rows`, without their per-call overhead.
+
+    Returns
+    -------
+    list of list of tuple of ndarray
+        Per step, what :func:`draw_rows` returns.
+    """
     pools = [pool for (pos, neg), weight in zip(splits, tradeoff)
              for pool in ((pos, neg, unlabeled) if weight < 1.0 else (pos, neg))]
     sizes = np.array([pool.size for pool in pools])
     # floor(u * size) is uniform on 0..size-1 up to 2^-53; the clip guards the rounding at u -> 1.
-    picks = np.minimum((rng.random((sizes.size, batch_size)) * sizes[:, None]).astype(np.int64), sizes[:, None] - 1)
-    chosen = iter(pool[pick] for pool, pick in zip(pools, picks))
-    return [(next(chosen), next(chosen), next(chosen) if weight < 1.0 else unlabeled[:0]) for weight in tradeoff]
+    picks = np.minimum((rng.random((n_steps, sizes.size, batch_size)) * sizes[:, None]).astype(np.int64),
+                       sizes[:, None] - 1)
+    chosen = [pool[picks[:, j]] for j, pool in enumerate(pools)]
+    steps = []
+    for q in range(n_steps):
+        rows = iter(pool_rows[q] for pool_rows in chosen)
+        steps.append([(next(rows), next(rows), next(rows) if weight < 1.0 else unlabeled[:0]) for weight in tradeoff])
+    return steps
 
 
 def gradient_weights(draws, scores, tradeoff):
@@ -80,10 +99,9 @@ def gradient_rows(draws, tradeoff):
     semi : ndarray of int
         The splits whose unlabeled rows are weighed (drawn, and ``tradeoff < 1`` for every setting).
     """
-    pos = np.concatenate([p for p, _, _ in draws])
-    neg = np.concatenate([n for _, n, _ in draws])
-    semi = np.flatnonzero([u.size > 0 and np.all(tradeoff[..., j] < 1.0) for j, (_, _, u) in enumerate(draws)])
-    return np.concatenate([pos, neg, *(draws[j][2] for j in semi)]), semi
+    drawn = np.array([u.size > 0 for _, _, u in draws])
+    semi = np.flatnonzero(drawn & (np.reshape(tradeoff, (-1, drawn.size)) < 1.0).all(axis=0))
+    return np.concatenate([*(p for p, _, _ in draws), *(n for _, n, _ in draws), *(draws[j][2] for j in semi)]), semi
 
 
 def weights_at_rows(f, semi, tradeoff):
@@ -106,14 +124,15 @@ def weights_at_rows(f, semi, tradeoff):
     fp = f[..., :splits * batch].reshape(lead + (splits, batch))
     fn = f[..., splits * batch:2 * splits * batch].reshape(lead + (splits, batch))
     fu = f[..., 2 * splits * batch:].reshape(lead + (semi.size, batch))
-    mean_p, mean_n = fp.mean(axis=-1, keepdims=True), fn.mean(axis=-1, keepdims=True)
+    # sum / batch is what ndarray.mean computes, without its per-call overhead (this runs once per step).
+    mean_p, mean_n = fp.sum(axis=-1, keepdims=True) / batch, fn.sum(axis=-1, keepdims=True) / batch
     labeled_weight = tradeoff[..., None]
     grad_p = -2.0 * labeled_weight * (1.0 - fp + mean_n) / batch
     grad_n = 2.0 * labeled_weight * (1.0 - mean_p + fn) / batch
     grad_u = fu[..., :0, :]
     if semi.size:
         unlabeled_weight = 1.0 - tradeoff[..., semi, None]
-        mean_u = fu.mean(axis=-1, keepdims=True)
+        mean_u = fu.sum(axis=-1, keepdims=True) / batch
         grad_p[..., semi, :] -= 2.0 * unlabeled_weight * (1.0 - fp[..., semi, :] + mean_u) / batch
         grad_n[..., semi, :] += 2.0 * unlabeled_weight * (1.0 - mean_u + fn[..., semi, :]) / batch
         grad_u = 2.0 * unlabeled_weight * ((1.0 - mean_p[..., semi, :] + fu) - (1.0 - fu + mean_n[..., semi, :])) / batch

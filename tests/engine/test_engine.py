@@ -13,7 +13,7 @@ from qs3orao._reference import reference_decision_function, reference_fit
 from qs3orao.engine import group_plan, memory_plan, train
 from qs3orao.kernels import sampling_rng
 from qs3orao.objective import split_members, split_risk
-from qs3orao.stochastic import draw_rows, gradient_weights
+from qs3orao.stochastic import draw_rows, draw_steps, gradient_rows, gradient_weights
 from qs3orao.trig import resolve_trig_backend
 
 
@@ -133,6 +133,18 @@ def test_group_plan_stays_within_the_work_budget():
             assert group >= 1 and members * group * 2 * m * itemsize <= max(work, rows_per_step * 2 * m * itemsize)
 
 
+def test_feature_buffers_are_the_same_memory_from_group_to_group():
+    with engine._Rows(1) as rows:
+        cos_a, sin_a = rows.feature_buffers(50, 8, np.float64)
+        cos_b, sin_b = rows.feature_buffers(30, 6, np.float64)  # a smaller last group: the same memory
+        assert cos_b.shape == sin_b.shape == (30, 6) and cos_b.flags.c_contiguous and sin_b.flags.c_contiguous
+        assert np.shares_memory(cos_a, cos_b) and np.shares_memory(sin_a, sin_b)
+        assert not np.shares_memory(cos_b, sin_b)
+        cos_c, _ = rows.feature_buffers(60, 8, np.float64)  # larger: grown
+        assert cos_c.shape == (60, 8) and not np.shares_memory(cos_a, cos_c)
+        assert rows.feature_buffers(60, 8, np.float32)[0].dtype == np.float32
+
+
 def test_memory_plan_keeps_blocks_only_when_they_fit():
     assert memory_plan(100, 10, 10, "auto", 2**30)[1]
     assert not memory_plan(10**5, 100, 100, "auto", 2**30)[1]
@@ -140,6 +152,33 @@ def test_memory_plan_keeps_blocks_only_when_they_fit():
     assert not memory_plan(1, 1, 1, "regenerate", 2**30)[1]
     with pytest.raises(ValueError, match="block_storage"):
         memory_plan(1, 1, 1, "disk", 0)
+
+
+@given(st.integers(1, 9), st.integers(1, 4), st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=1, max_size=4),
+       st.integers(0, 99))
+def test_drawing_many_steps_at_once_gives_the_rows_of_one_step_at_a_time(n_steps, batch_size, tradeoff, seed):
+    _, codes = make_problem(60, 2, len(tradeoff) + 1, 30, seed=seed)
+    tradeoff = np.array(tradeoff)
+    splits, unlabeled = split_members(codes, tradeoff.size)
+    one_at_a_time = sampling_rng(seed)
+    ahead = draw_steps(sampling_rng(seed), splits, unlabeled, tradeoff, batch_size, n_steps)
+    assert len(ahead) == n_steps
+    for step in ahead:
+        expected = draw_rows(one_at_a_time, splits, unlabeled, tradeoff, batch_size)
+        for got, want in zip(step, expected):
+            for a, b in zip(got, want):
+                assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def test_unlabeled_rows_are_weighed_only_where_every_setting_weighs_them():
+    _, codes = make_problem(60, 2, 4, 30, seed=1)
+    splits, unlabeled = split_members(codes, 3)
+    draws = draw_rows(sampling_rng(2), splits, unlabeled, np.array([0.5, 0.5, 1.0]), 2)
+    rows, semi = gradient_rows(draws, np.array([[0.5, 0.5, 1.0], [0.2, 1.0, 1.0]]))
+    assert semi.tolist() == [0]  # split 1 drew unlabeled rows, but the second setting does not weigh them
+    assert rows.tolist() == [*draws[0][0], *draws[1][0], *draws[2][0], *draws[0][1], *draws[1][1], *draws[2][1],
+                             *draws[0][2]]
+    assert gradient_rows(draws, np.array([0.5, 0.5, 1.0]))[1].tolist() == [0, 1]
 
 
 def test_gradient_weights_are_the_split_risk_gradients():
