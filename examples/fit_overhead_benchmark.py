@@ -12,8 +12,9 @@ alternating, ``repeats`` times:
   with 500 labeled and 2,000 unlabeled rows; ``n_components=4``,
   ``batch_size=16``, iterations doubled from 2,000 up to 8,000; one thread,
   BLAS limited to one thread too), where the bookkeeping dominates;
-* one :meth:`qs3orao.QS3ORAO.fit_path` over the perf rule's 7 ``lam`` x 11
-  trade-off grid (5,000 rows, 500 iterations, every core).
+* one :meth:`qs3orao.QS3ORAO.fit_path` over the perf rule's ``grid_pass``
+  workload (the schema's defaults: 7 ``lam`` x 11 trade-off values, 5,000 rows,
+  500 iterations, every core).
 
 It prints the median wall and CPU time of each per tree, the candidate's over
 the baseline's, and whether the two trees' scores are equal bit for bit.
@@ -31,8 +32,7 @@ import time
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parents[1]
-LAMS = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
-TRADEOFFS = [round(0.1 * j, 1) for j in range(11)]
+SCHEMA = CHECKOUT / "workflow" / "config" / "schema.yaml"
 
 
 def _timed(func):
@@ -45,6 +45,8 @@ def child(tree):
     """Time both workloads with the code of ``tree``; print a JSON line."""
     sys.path[:0] = [str(tree), str(tree / "workflow")]
     import warnings
+
+    import yaml
 
     import qs3orao
     from baselines.converged import ConvergedQS3ORAO
@@ -60,9 +62,12 @@ def child(tree):
                            step_offset="auto", tol=0.01, tradeoff=[0.9, 1.0, 0.8, 0.8], n_jobs=1, random_state=0)
     with threadpool_limits(limits=1):  # a training job's one thread
         fit_wall, fit_cpu, fitted = _timed(lambda: fit.fit(X, y))
-    X, y = ordinal_problem(5000, 10, 5, 500, 0)
-    grid = [dict(lam=lam, tradeoff=t) for lam in LAMS for t in TRADEOFFS]
-    path = qs3orao.QS3ORAO(n_iter=500, gamma=0.1, step_offset="auto", n_jobs=-1, random_state=0)
+    # The perf rule's grid_pass workload, read from this script's checkout, so both trees run the same one.
+    workload = yaml.safe_load(SCHEMA.read_text())["properties"]["perf"]["properties"]["grid_pass"]["default"]
+    X, y = ordinal_problem(workload["n_samples"], workload["n_features"], workload["n_classes"],
+                           workload["n_labeled"], 0)
+    grid = [dict(lam=lam, tradeoff=t) for lam in workload["lams"] for t in workload["tradeoffs"]]
+    path = qs3orao.QS3ORAO(**workload["params"], random_state=0)
     path_wall, path_cpu, models = _timed(lambda: path.fit_path(X, y, grid))
     scores = [fitted.train_scores_] + [model.train_scores_ for model in models]
     digest = hashlib.sha256(b"".join(s.tobytes() for s in scores)).hexdigest()
