@@ -150,8 +150,8 @@ class SplitwiseModel(LamPath, OrdinalEstimator):
         X = self._check_X(X)
         return in_chunks(kernel_map(self.centres_, self.gamma), X, self.centres_.shape[0], self.coef_.T)
 
-    def predict(self, X):
-        """Ordinal labels: ``classes_[#{j : f_j(x) > threshold_j}]``."""
-        passed = (self.decision_function(X) > self.thresholds_).sum(axis=1)
-        return self.classes_[passed]
+    def predict_from_scores(self, scores):
+        """Ordinal labels ``classes_[#{j : f_j(x) > threshold_j}]`` from the ``k - 1`` score columns."""
+        scores = self._check_scores(scores, columns=self.thresholds_.size)
+        return self.classes_[(scores > self.thresholds_).sum(axis=1)]
 

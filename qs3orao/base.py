@@ -44,8 +44,40 @@ class OrdinalEstimator(BaseEstimator):
 
     def predict(self, X):
         """Ordinal labels: ``classes_[#{j : f(x) > thresholds_[j]}]``."""
-        scores = self.decision_function(X)  # first, so that an unfitted model raises NotFittedError
+        return self.predict_from_scores(self.decision_function(X))
+
+    def predict_from_scores(self, scores):
+        """The labels :meth:`predict` gives the rows whose ``decision_function`` is ``scores``.
+
+        For a caller that already holds the scores (the fit's own
+        ``train_scores_``, or an evaluation it timed): the model is not
+        evaluated again.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples,)
+            Or ``(n_samples, k - 1)`` for models with one score column per split.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        ValueError
+            If ``scores`` does not have the shape ``decision_function`` gives.
+        """
+        scores = self._check_scores(scores, columns=None)
         return self.classes_[assign_classes(scores, self.thresholds_)]
+
+    def _check_scores(self, scores, columns):
+        """``scores`` as float64, one per row (``columns`` None) or ``columns`` per row; ValueError otherwise."""
+        check_is_fitted(self, "classes_")
+        scores = np.asarray(scores, dtype=np.float64)
+        shape = "(n_samples,)" if columns is None else f"(n_samples, {columns})"
+        if scores.ndim != (1 if columns is None else 2) or (columns is not None and scores.shape[1] != columns):
+            raise ValueError(f"{type(self).__name__} scores have the shape {shape}, got {scores.shape}")
+        return scores
 
     def score(self, X, y):
         """Ordinal AUC of ``decision_function`` on the labeled rows (``y != -1``).

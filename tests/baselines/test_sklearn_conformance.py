@@ -7,6 +7,8 @@ test_validation.py), so every method is checked in its labeled-only setting (``t
 or ``pnu_mix=0`` for M-PNU-AUC), which runs the same code paths on the labeled rows.
 """
 
+import numpy as np
+import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from baselines.registry import METHODS, make_method
@@ -46,3 +48,18 @@ def test_sklearn_compatible(estimator, check):
 def test_fixed_feature_methods_are_not_transformers():
     for name in ("rff-auc", "nystrom-auc"):
         assert not hasattr(make_method(name), "transform")
+
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_predict_is_predict_from_scores_of_decision_function(name, make_problem):
+    X, _, y = make_problem(n=120, n_classes=4, d=3)
+    model = make_method(name, **LABELED_ONLY[name]).fit(X, y)
+    scores = model.decision_function(X)
+    labels = model.predict(X)
+    np.testing.assert_array_equal(model.predict_from_scores(scores), labels)
+    # The labels follow the scores given (here the rows reversed), not a new evaluation of the model.
+    np.testing.assert_array_equal(model.predict_from_scores(scores[::-1]), labels[::-1])
+    for bad in (scores[:, None] if scores.ndim == 1 else scores[:, 0], np.column_stack([scores, scores])):
+        with pytest.raises(ValueError, match="scores have the shape"):
+            model.predict_from_scores(bad)

@@ -153,7 +153,8 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel
         scores = unlabeled_scores(estimator, X, labeled, fit_on_all)
         record["predict_time"] = time.perf_counter() - start
         auc, n_scored = unlabeled_auc(split.y_true[~labeled], scores, record["n_classes"])
-        predicted = estimator.predict(X[~labeled])  # labels from the fitted thresholds
+        # Labels from the fitted thresholds and the scores the AUC ranks, without evaluating the model again.
+        predicted = estimator.predict_from_scores(scores)
     for text in fit_warnings(caught):
         record["warnings"].append(text)
         log.warning(text)
