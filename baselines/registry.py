@@ -93,7 +93,8 @@ class Method:
     name : str
         The key in configurations (``methods.<label>.method``).
     estimator : type
-        A scikit-learn style estimator class taking ``y == -1`` for unlabeled rows.
+        A scikit-learn style estimator class taking ``y == -1`` for unlabeled rows, with what
+        :class:`qs3orao.base.OrdinalEstimator` gives (``predict_from_scores``).
     tuning : TuningGrid
         The paper's search for this method (``grid: registry`` in a configuration).
     label : str
@@ -142,9 +143,17 @@ def register(method, *, replace=False):
     ValueError
         If the name is taken (unless ``replace``) or a default parameter or the ``size_param`` is not
         one of the class's.
+    TypeError
+        If ``method`` is not a :class:`Method`, or its estimator lacks what the study calls
+        (``decision_function`` and ``predict_from_scores``, which :class:`qs3orao.base.OrdinalEstimator` gives).
     """
     if not isinstance(method, Method):
         raise TypeError(f"method must be a Method, got {type(method).__name__}")
+    lacking = [name for name in ("decision_function", "predict_from_scores")
+               if not callable(getattr(method.estimator, name, None))]
+    if lacking:
+        raise TypeError(f"{method.estimator.__name__} of {method.name!r} has no {' or '.join(lacking)}, which the "
+                        f"study's jobs call; subclass qs3orao.base.OrdinalEstimator")
     if method.name in _METHODS and not replace:
         raise ValueError(f"method {method.name!r} is already registered")
     unknown = sorted((set(method.params) | {method.size_param} - {None}) - set(method.estimator().get_params()))

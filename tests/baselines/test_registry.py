@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator
 
 from baselines import MSAMULT
 from baselines.model_selection import cross_validate_params, split_aucs
@@ -47,6 +48,13 @@ def test_registering_checks_the_entry():
         register(MSAMULT)
     with pytest.raises(ValueError, match="n_landmark"):
         register(Method("typo", MSAMULT, TuningGrid(), "typo", "", size_param="n_landmark"))
+
+    class Ranker(BaseEstimator):  # scikit-learn style, but without predict_from_scores
+        def decision_function(self, X):
+            return X[:, 0]
+
+    with pytest.raises(TypeError, match="has no predict_from_scores.*OrdinalEstimator"):
+        register(Method("typo", Ranker, TuningGrid(), "typo", ""))
     assert "typo" not in METHODS and "samult-lite" not in METHODS
 
 
