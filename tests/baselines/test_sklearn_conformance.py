@@ -50,7 +50,6 @@ def test_fixed_feature_methods_are_not_transformers():
         assert not hasattr(make_method(name), "transform")
 
 
-
 @pytest.mark.parametrize("name", BUILT_IN)
 def test_predict_is_predict_from_scores_of_decision_function(name, make_problem):
     X, _, y = make_problem(n=120, n_classes=4, d=3)

@@ -5,7 +5,7 @@ import logging
 import numpy as np
 import pytest
 
-from baselines.registry import make_method
+from baselines.registry import get_method, make_method
 from qs3orao.datasets import equal_frequency_bins, make_latent_regression, semisupervised_split
 from qs3orao.metrics import mean_absolute_error
 from qs3study.training import fit_and_score
@@ -33,7 +33,7 @@ def data(tmp_path):
 def test_a_job_evaluates_the_model_at_most_once_and_labels_what_it_ranks(data, monkeypatch, method):
     X_path, y_path, X, y = data
     params, evaluations = SPECS[method]
-    cls = type(make_method(method))
+    cls = get_method(method).estimator
     calls = []
     original = cls.decision_function
     monkeypatch.setattr(cls, "decision_function", lambda self, rows: calls.append(len(rows)) or original(self, rows))
@@ -44,6 +44,6 @@ def test_a_job_evaluates_the_model_at_most_once_and_labels_what_it_ranks(data, m
     # The labels the record scores are those predict gives the unlabeled rows.
     split = semisupervised_split(y, n_labeled=N_LABELED, seed=0, n_unlabeled=200)
     X_train, labeled = X[split.train_idx], split.labeled_mask
-    fit_rows = slice(None) if method == "qs3orao" else labeled
+    fit_rows = labeled if get_method(method).labeled_only else slice(None)
     model = make_method(method, **params).fit(X_train[fit_rows], split.y_train[fit_rows])
     assert record["mae"] == mean_absolute_error(split.y_true[~labeled], model.predict(X_train[~labeled]))
