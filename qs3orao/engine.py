@@ -23,7 +23,9 @@ factor.  The frequency blocks are kept for prediction when they fit within
 ``max_memory`` and regenerated from their seeds otherwise (the paper's memory
 argument).  Peak memory is the data, a few length-``n`` vectors, the
 coefficients, the kept blocks if any, and feature buffers bounded by the
-working budget: it never grows with ``n x D`` or ``n^2``.
+working budget: it never grows with ``n x D`` or ``n^2``.  With threads, the
+next group's features are computed (in a second set of buffers) while the
+main thread takes the current group's steps.
 
 Optionally the projections and trigonometric values are computed in float32
 (scores and coefficients stay float64): about 3 times faster on the
@@ -34,6 +36,8 @@ The trigonometric part runs on the backend ``trig_backend`` names
 
 from __future__ import annotations
 
+import collections
+import itertools
 import os
 import sys
 import time
@@ -79,7 +83,8 @@ def resolve_n_jobs(n_jobs):
     return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
 
 
-def memory_plan(n_iter, n_components, n_features, block_storage="auto", max_memory=256 * 2**20, n_settings=1):
+def memory_plan(n_iter, n_components, n_features, block_storage="auto", max_memory=256 * 2**20, n_settings=1,
+                buffer_sets=1):
     """Check that the coefficients fit, and split the rest of the budget between buffers and blocks.
 
     Parameters
@@ -92,15 +97,19 @@ def memory_plan(n_iter, n_components, n_features, block_storage="auto", max_memo
         feature buffers and the kept frequency blocks.
     n_settings : int, default=1
         Coefficient vectors per iteration (one per setting of :func:`train_path`).
+    buffer_sets : {1, 2}, default=1
+        Sets of feature buffers held at once: 2 when the next group's features
+        are computed during the current group's steps (with threads).
 
     Returns
     -------
     work_bytes : int
-        Budget of the feature buffers: half of what the coefficients leave of
-        ``max_memory``, between 1 and 32 MiB.
+        Budget of one set of feature buffers: half of what the coefficients
+        leave of ``max_memory``, between 1 and 32 MiB.
     keep_blocks : bool
         Whether the ``n_iter x n_components x n_features`` float64 frequencies are
-        kept; under "auto", when they fit in the rest of ``max_memory``.
+        kept; under "auto", when they fit in what the coefficients and the
+        ``buffer_sets`` sets of buffers leave of ``max_memory``.
 
     Raises
     ------
@@ -121,7 +130,12 @@ def memory_plan(n_iter, n_components, n_features, block_storage="auto", max_memo
     work = int(min(_WORK_BYTES, max(_MIN_WORK_BYTES, rest // 2)))
     if block_storage != "auto":
         return work, block_storage == "memory"
-    return work, n_iter * n_components * n_features * 8 <= rest - work
+    return work, n_iter * n_components * n_features * 8 <= rest - buffer_sets * work
+
+
+def _buffer_sets(n_jobs):
+    """Sets of feature buffers a run with ``n_jobs`` threads holds (see :func:`_with_features`)."""
+    return 2 if n_jobs > 1 else 1
 
 
 class _Rows:
@@ -138,7 +152,7 @@ class _Rows:
         self.trig = trig
         self._stack = ExitStack()
         self._pool = None
-        self._buffers = ()
+        self._buffers = {}
 
     def __enter__(self):
         if self.n_jobs > 1:
@@ -150,27 +164,42 @@ class _Rows:
         self._pool = None
         return self._stack.__exit__(*exc)
 
-    def feature_buffers(self, n_rows, n_columns, dtype):
-        """Two C-contiguous ``(n_rows, n_columns)`` arrays, valid until the next call.
+    @property
+    def parallel(self):
+        """Whether :meth:`start` runs the chunks on a thread pool (else at once, in the caller's thread)."""
+        return self._pool is not None
 
-        Every call returns views of the same memory (grown when too small):
-        fresh buffers for every group of steps would be fresh pages, and the
-        page faults of their first writes cost as much as the trigonometry
-        (2,500 rows x 256 columns: 3.8 ms against 1.6 ms per group).
+    def feature_buffers(self, n_rows, n_columns, dtype, slot=0):
+        """Two C-contiguous ``(n_rows, n_columns)`` arrays, valid until the next call with this ``slot``.
+
+        Every call with a slot returns views of the same memory (grown when too
+        small): fresh buffers for every group of steps would be fresh pages, and
+        the page faults of their first writes cost as much as the trigonometry
+        (2,500 rows x 256 columns: 3.8 ms against 1.6 ms per group).  Two slots
+        let the next group's features be computed while the current group's are read.
         """
         size = n_rows * n_columns
-        if not self._buffers or self._buffers[0].size < size or self._buffers[0].dtype != dtype:
-            self._buffers = (np.empty(size, dtype), np.empty(size, dtype))
-        return tuple(buffer[:size].reshape(n_rows, n_columns) for buffer in self._buffers)
+        buffers = self._buffers.get(slot, ())
+        if not buffers or buffers[0].size < size or buffers[0].dtype != dtype:
+            buffers = self._buffers[slot] = (np.empty(size, dtype), np.empty(size, dtype))
+        return tuple(buffer[:size].reshape(n_rows, n_columns) for buffer in buffers)
 
-    def run(self, func, n_rows, chunk_rows):
-        """Call ``func(start, stop)`` for consecutive chunks of ``chunk_rows`` rows."""
+    def start(self, func, n_rows, chunk_rows):
+        """Start ``func(start, stop)`` on consecutive chunks of ``chunk_rows`` rows; return a callable that waits.
+
+        Without a pool (or with one chunk) the chunks run at once, in the caller's thread.
+        """
         spans = [(start, min(start + chunk_rows, n_rows)) for start in range(0, n_rows, chunk_rows)]
         if self._pool is None or len(spans) == 1:
             for span in spans:
                 func(*span)
-        else:
-            list(self._pool.map(lambda span: func(*span), spans))
+            return lambda: None
+        futures = [self._pool.submit(func, *span) for span in spans]
+        return lambda: [future.result() for future in futures]
+
+    def run(self, func, n_rows, chunk_rows):
+        """Call ``func(start, stop)`` for consecutive chunks of ``chunk_rows`` rows, and wait for them."""
+        self.start(func, n_rows, chunk_rows)()
 
 
 def _accumulate(F, X, omega, coef, rows, work_bytes):
@@ -345,8 +374,8 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     if dtype not in (np.float64, np.float32):
         raise ValueError(f"dtype must be float64 or float32, got {dtype}")
     checkpoints = _check_checkpoints(checkpoints, stop, n_iter)
-    work_bytes, keep = memory_plan(n_iter, m, d, block_storage, max_memory)
     n_jobs = resolve_n_jobs(n_jobs)
+    work_bytes, keep = memory_plan(n_iter, m, d, block_storage, max_memory, buffer_sets=_buffer_sets(n_jobs))
     trig = resolve_trig_backend(trig_backend, dtype)
     splits, unlabeled = split_members(codes, tradeoff.size)
     rows_per_step = batch_size * int(np.sum(np.where(tradeoff < 1.0, 3, 2)))
@@ -363,15 +392,17 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     schedule = dict(n_iter=n_iter, lam=lam, theta=theta, step_offset=step_offset)
     guard = partial(check_scores, tradeoff=tradeoff, **schedule)
     done = n_iter
-    with _Rows(n_jobs, trig) as row_threads:
+    def groups():
         for start, end in _group_bounds(n_iter, group, checkpoints):
             draws = draw_steps(rng, splits, unlabeled, tradeoff, batch_size, end - start)
             omega = _group_blocks(seed, start, end, m, d, gamma, blocks, dtype)
-            members = _group_members(dense, local_of, [draws])
+            yield _group_members(dense, [draws]), omega, draws, start, end
+
+    with _Rows(n_jobs, trig) as row_threads:
+        for members, omega, draws, start, end, cos_s, sin_s in _with_features(Xw, groups(), row_threads, local_of):
             scores = base if members is None else base[members]
-            scale = _group_steps(Xw, members, omega, draws, scores, local_of, coef, base, start, scale,
-                                 tradeoff=tradeoff, theta=theta, lam=lam, step_offset=step_offset,
-                                 rows=row_threads, guard=guard)
+            scale = _group_steps(cos_s, sin_s, draws, scores, local_of, coef, base, start, scale,
+                                 tradeoff=tradeoff, theta=theta, lam=lam, step_offset=step_offset, guard=guard)
             if not dense:
                 _accumulate(base, Xw, omega, coef[start:end], row_threads, work_bytes)
             guard(scale * base, iteration=end)
@@ -413,42 +444,68 @@ def _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype):
     return omega.astype(dtype, copy=False)
 
 
-def _group_members(dense, local_of, draws):
-    """The group's rows (None: all rows); ``draws`` holds lists of steps' draws.
-
-    In the sparse plan ``local_of`` maps each of the group's rows to its position among them.
-    """
+def _group_members(dense, draws):
+    """The group's rows, sorted (None: all rows); ``draws`` holds lists of steps' draws."""
     if dense:
         return None
-    members = np.unique(np.concatenate([rows for steps in draws for draw in steps for split in draw
-                                        for rows in split]))
-    local_of[members] = np.arange(members.size)
-    return members
+    return np.unique(np.concatenate([rows for steps in draws for draw in steps for split in draw for rows in split]))
 
 
-def _member_features(X, members, omega, rows):
-    """``cos`` and ``sin`` features of the group's rows (all rows when ``members`` is None), split over threads.
+def _start_member_features(X, members, omega, rows, slot):
+    """Start the ``cos`` and ``sin`` features of the group's rows (all rows when ``members`` is None).
 
-    They are ``rows``'s feature buffers: valid until the next group's.
+    They are computed in ``rows``'s feature buffers ``slot``, split over its
+    threads; the returned callable waits for them and returns ``(cos_s, sin_s)``,
+    valid until features are next started in that slot.
     """
     Xs = X if members is None else X[members]
-    cos_s, sin_s = rows.feature_buffers(Xs.shape[0], omega.shape[0], X.dtype)
-    rows.run(lambda a, b: _trig_features(Xs[a:b], omega, cos_s[a:b], sin_s[a:b], rows.trig), Xs.shape[0],
-             max(1, -(-Xs.shape[0] // rows.n_jobs)))
-    return cos_s, sin_s
+    cos_s, sin_s = rows.feature_buffers(Xs.shape[0], omega.shape[0], X.dtype, slot)
+    wait = rows.start(lambda a, b: _trig_features(Xs[a:b], omega, cos_s[a:b], sin_s[a:b], rows.trig),
+                      Xs.shape[0], max(1, -(-Xs.shape[0] // rows.n_jobs)))
+
+    def features():
+        wait()
+        return cos_s, sin_s
+
+    return features
 
 
-def _group_steps(X, members, omega, draws, scores, local_of, coef, base, start, scale, *,
-                 tradeoff, theta, lam, step_offset, rows, guard):
+def _with_features(X, groups, rows, local_of):
+    """Yield each ``(members, omega, ...)`` of ``groups`` followed by its members' ``cos`` and ``sin`` features.
+
+    With a thread pool the next group's features are started (in the other set
+    of feature buffers) before a group is yielded, so the pool computes them
+    while the caller takes the group's steps.  In the sparse plan ``local_of``
+    maps each of the yielded group's rows to its position among them.
+    """
+    ahead = 1 if rows.parallel else 0
+    pending = collections.deque()
+    for slot, group in zip(itertools.cycle(range(ahead + 1)), groups):
+        pending.append((group, _start_member_features(X, group[0], group[1], rows, slot)))
+        if len(pending) > ahead:
+            yield _ready(*pending.popleft(), local_of)
+    while pending:
+        yield _ready(*pending.popleft(), local_of)
+
+
+def _ready(group, features, local_of):
+    members = group[0]
+    if members is not None:
+        local_of[members] = np.arange(members.size)
+    return (*group, *features())
+
+
+def _group_steps(cos_s, sin_s, draws, scores, local_of, coef, base, start, scale, *,
+                 tradeoff, theta, lam, step_offset, guard):
     """Take the steps ``start + 1 .. start + len(draws)`` of one group; return the new scale.
 
-    ``scores`` holds ``base`` (plus the group's blocks so far) at the group's
-    rows ``members`` (all rows when ``members`` is None, then ``scores is base``);
+    ``cos_s`` and ``sin_s`` are the features of the group's rows for its
+    blocks; ``scores`` holds ``base`` (plus the group's blocks so far) at those
+    rows (all rows in the dense plan, then ``scores is base``);
     ``coef`` receives the new coefficients divided by the global scale;
     ``guard(scores, iteration=i)`` checks the scores each step reads.
     """
     m = coef.shape[1] // 2
-    cos_s, sin_s = _member_features(X, members, omega, rows)
     for q, draw in enumerate(draws):
         i = start + q + 1
         sampled, weights = gradient_weights(draw, lambda r, s=scale: s * scores[local_of[r]], tradeoff)
@@ -466,7 +523,7 @@ def _group_steps(X, members, omega, draws, scores, local_of, coef, base, start, 
                 scores *= scale
             scale = 1.0
         coef[i - 1] = alpha / scale
-        step = (coef[i - 1] / np.sqrt(m)).astype(X.dtype)
+        step = (coef[i - 1] / np.sqrt(m)).astype(cos_s.dtype)
         scores += cos_s[:, block] @ step[:m] + sin_s[:, block] @ step[m:]
     return scale
 
@@ -533,8 +590,9 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     if not lams.size == thetas.size == step_offsets.size == n_settings:
         raise ValueError(f"tradeoffs, lams, thetas and step_offsets must have one entry per setting, got "
                          f"{n_settings}, {lams.size}, {thetas.size} and {step_offsets.size}")
-    work_bytes, keep = memory_plan(n_iter, m, d, block_storage, max_memory, n_settings=n_settings)
     n_jobs = resolve_n_jobs(n_jobs)
+    work_bytes, keep = memory_plan(n_iter, m, d, block_storage, max_memory, n_settings=n_settings,
+                                   buffer_sets=_buffer_sets(n_jobs))
     splits, unlabeled = split_members(codes, tradeoffs.shape[1])
     patterns = _draw_patterns(tradeoffs)
     # Inside, the settings are ordered by pattern: each pattern's settings are one slice of the columns.
@@ -553,15 +611,18 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     state = _PathState(lams[order], thetas[order], step_offsets[order], tradeoffs[order], n_iter)
     progress = _Progress(n_iter, verbose)
     trig = resolve_trig_backend(trig_backend, dtype)
-    with _Rows(n_jobs, trig) as row_threads:
+    def groups():
         for start in range(0, n_iter, group):
             stop = min(start + group, n_iter)
             draws = [draw_steps(rng, splits, unlabeled, tradeoffs[p[0]], batch_size, stop - start)
                      for rng, p in zip(rngs, patterns)]
             omega = _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype)
-            members = _group_members(dense, local_of, draws)
-            _path_group_steps(Xw, members, omega, draws, columns, local_of, coef, base, start, state,
-                              rows=row_threads)
+            yield _group_members(dense, draws), omega, draws, start, stop
+
+    with _Rows(n_jobs, trig) as row_threads:
+        for members, omega, draws, start, stop, cos_s, sin_s in _with_features(Xw, groups(), row_threads, local_of):
+            _path_group_steps(cos_s, sin_s, draws, columns, local_of, coef, base, start, state,
+                              dense=members is None, rows=row_threads)
             if not dense:
                 _accumulate(base.T, Xw, omega, coef[:, start:stop].transpose(1, 2, 0), row_threads, work_bytes)
             state.guard(base, iteration=stop, settings=slice(None), stored=(coef, base))
@@ -626,10 +687,11 @@ class _PathState:
             self.scale[g] = 1.0
 
 
-def _path_group_steps(X, members, omega, draws, columns, local_of, coef, base, start, state, *, rows):
+def _path_group_steps(cos_s, sin_s, draws, columns, local_of, coef, base, start, state, *, dense, rows):
     """Take the steps ``start + 1 ..`` of one group for every setting (see :func:`_group_steps`).
 
-    ``draws[p][q]`` are the rows of pattern ``p`` at step ``q``, whose
+    ``cos_s`` and ``sin_s`` are the features of the group's rows (all rows when
+    ``dense``) for its blocks; ``draws[p][q]`` are the rows of pattern ``p`` at step ``q``, whose
     settings are the slice ``columns[p]`` of the settings; ``coef[:, i - 1]``
     receives every setting's coefficients divided by its scale.  ``base``
     holds every row's scores at the group's start; a step adds the group's
@@ -637,9 +699,8 @@ def _path_group_steps(X, members, omega, draws, columns, local_of, coef, base, s
     then takes the group's steps, in one product.
     """
     m = coef.shape[2] // 2
-    cos_s, sin_s = _member_features(X, members, omega, rows)
     # The group's coefficients over sqrt(m) in the features' dtype (what _group_steps adds per step), by part.
-    group = np.zeros((base.shape[0], 2, omega.shape[0]), X.dtype)
+    group = np.zeros((base.shape[0], 2, cos_s.shape[1]), cos_s.dtype)
     stored = (coef, base, group)
     for q in range(len(draws[0])):
         i = start + q + 1
@@ -661,7 +722,7 @@ def _path_group_steps(X, members, omega, draws, columns, local_of, coef, base, s
             state.fold_small_scales(stored)
             coef[settings, i - 1] = alpha / state.scale[settings, None]
             group[settings, :, block] = (coef[settings, i - 1] / np.sqrt(m)).reshape(-1, 2, m)
-    if members is None:
+    if dense:
         def update(a, b):
             base[:, a:b] += group[:, 0] @ cos_s[a:b].T + group[:, 1] @ sin_s[a:b].T
 

@@ -85,8 +85,9 @@ class QS3ORAO(OrdinalEstimator):
         Memory budget, in bytes, of what training holds beyond the data and
         the scores: the ``n_iter x 2 n_components`` coefficients (a fit whose
         coefficients exceed it is refused before anything is allocated),
-        feature buffers (half of the rest, at most 32 MiB) and the kept
-        frequency blocks.
+        feature buffers (half of the rest, at most 32 MiB; twice that with
+        ``n_jobs > 1``, which computes the next group's features during the
+        current group's steps) and the kept frequency blocks.
     dtype : {"float64", "float32"}, default="float64"
         Precision of the random-feature projections and their ``cos``/``sin``;
         scores and coefficients stay float64.  "float32" is faster and changes

@@ -1,5 +1,6 @@
 """The fast engine against the plain Algorithms 1-2, its storage strategies, memory and threads."""
 
+import time
 import tracemalloc
 from unittest import mock
 
@@ -145,11 +146,40 @@ def test_feature_buffers_are_the_same_memory_from_group_to_group():
         assert rows.feature_buffers(60, 8, np.float32)[0].dtype == np.float32
 
 
+def test_feature_buffer_slots_are_separate_memory():
+    with engine._Rows(1) as rows:
+        first, second = rows.feature_buffers(50, 8, np.float64, 0), rows.feature_buffers(50, 8, np.float64, 1)
+        assert not any(np.shares_memory(a, b) for a in first for b in second)
+        assert np.shares_memory(rows.feature_buffers(40, 8, np.float64, 1)[0], second[0])
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_each_group_keeps_its_features_while_the_next_groups_are_computed(n_jobs):
+    # With threads the next group's features are computed during the current group's steps: into other buffers,
+    # so what the steps read stays that group's features until the caller asks for the next group.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 5))
+    omegas = [rng.standard_normal((16, 5)) for _ in range(5)]
+    with engine._Rows(n_jobs) as rows:
+        labels = []
+        for _, omega, label, cos_s, sin_s in engine._with_features(X, ((None, w, i) for i, w in enumerate(omegas)),
+                                                                   rows, np.arange(300)):
+            time.sleep(0.05)  # the next group's features are finished by now
+            labels.append(label)
+            np.testing.assert_allclose(cos_s, np.cos(X @ omega.T), rtol=0, atol=1e-12)
+            np.testing.assert_allclose(sin_s, np.sin(X @ omega.T), rtol=0, atol=1e-12)
+        assert labels == list(range(5))
+
+
 def test_memory_plan_keeps_blocks_only_when_they_fit():
     assert memory_plan(100, 10, 10, "auto", 2**30)[1]
     assert not memory_plan(10**5, 100, 100, "auto", 2**30)[1]
     assert memory_plan(10**6, 100, 100, "memory", 2**31)[1]
     assert not memory_plan(1, 1, 1, "regenerate", 2**30)[1]
+    # 2 MiB of blocks beside 2 MiB of coefficients in 6 MiB: one set of 2 MiB buffers leaves room for them, two do not.
+    blocks = dict(n_iter=2**14, n_components=8, n_features=2)
+    assert memory_plan(**blocks, max_memory=6 * 2**20) == (2 * 2**20, True)
+    assert memory_plan(**blocks, max_memory=6 * 2**20, buffer_sets=2) == (2 * 2**20, False)
     with pytest.raises(ValueError, match="block_storage"):
         memory_plan(1, 1, 1, "disk", 0)
 
