@@ -11,8 +11,10 @@ from qs3orao.thresholds import check_threshold_loss, fit_thresholds
 from qs3orao.validation import UNLABELED, check_path_settings
 
 from ._budget import FLOAT_BYTES, chunk_rows
+from .kernel_cache import cached, caching
 
-__all__ = ["LamPath", "SplitwiseModel", "check_threshold_loss", "check_split_values", "kernel_map", "in_chunks"]
+__all__ = ["LamPath", "SplitwiseModel", "check_threshold_loss", "check_split_values", "kernel_map", "kernel_map_key",
+           "in_chunks"]
 
 
 def check_split_values(values, n_splits, name, low, high, *, open_ends=False):
@@ -34,13 +36,42 @@ def kernel_map(centres, gamma):
     return lambda X: gaussian_kernel(X, centres, gamma=gamma)
 
 
-def in_chunks(features, X, n_outputs, coef):
-    """``features(X) @ coef`` evaluated in row chunks (``coef`` of shape (b,) or (b, m))."""
-    out = np.empty((X.shape[0],) + coef.shape[1:])
+def kernel_map_key(centres, gamma):
+    """The ``key`` of :func:`in_chunks` for :func:`kernel_map` ``(centres, gamma)``."""
+    return "kernel map", (centres,), (gamma,)
+
+
+def in_chunks(features, X, n_outputs, coef, *, key=None):
+    """``features(X) @ coef`` evaluated in row chunks (``coef`` of shape (b,) or (b, m)).
+
+    ``features`` maps rows to their ``n_outputs`` features.  With ``key``, the
+    ``(kind, arrays, scalars)`` that identify the map as
+    :func:`baselines.kernel_cache.cached` takes them, inside a
+    :func:`baselines.kernel_cache.reuse_kernels` block the features of ``X``
+    are kept, chunk by chunk, and a later call for the same rows and map (the
+    next ``lam`` or trade-off of a search) multiplies them without computing
+    them again: the same products of the same values.
+    """
     step = chunk_rows(n_outputs)
-    for start in range(0, X.shape[0], step):
-        out[start:start + step] = features(X[start:start + step]) @ coef
+    spans = [(start, min(start + step, X.shape[0])) for start in range(0, X.shape[0], step)]
+    if key is not None and caching():
+        kind, arrays, scalars = key
+        kept = cached(f"{kind} features", (X, *arrays), scalars, lambda: _chunk_features(features, X, spans, n_outputs))
+        chunk = lambda start, stop: kept[start:stop]  # noqa: E731
+    else:
+        chunk = lambda start, stop: features(X[start:stop])  # noqa: E731
+    out = np.empty((X.shape[0],) + coef.shape[1:])
+    for start, stop in spans:
+        out[start:stop] = chunk(start, stop) @ coef
     return out
+
+
+def _chunk_features(features, X, spans, n_outputs):
+    """``features(X)``, computed chunk by chunk over ``spans`` as :func:`in_chunks` computes them."""
+    kept = np.empty((X.shape[0], n_outputs))
+    for start, stop in spans:
+        kept[start:stop] = features(X[start:stop])
+    return kept
 
 
 class LamPath:
@@ -148,7 +179,8 @@ class SplitwiseModel(LamPath, OrdinalEstimator):
         ndarray of shape (n_samples, k - 1)
         """
         X = self._check_X(X)
-        return in_chunks(kernel_map(self.centres_, self.gamma), X, self.centres_.shape[0], self.coef_.T)
+        return in_chunks(kernel_map(self.centres_, self.gamma), X, self.centres_.shape[0], self.coef_.T,
+                         key=kernel_map_key(self.centres_, self.gamma))
 
     def predict_from_scores(self, scores):
         """Ordinal labels ``classes_[#{j : f_j(x) > threshold_j}]`` from the ``k - 1`` score columns."""

@@ -106,8 +106,8 @@ class _FeatureSpaceAUC(LamPath, OrdinalEstimator):
         D = self._n_features_out(X.shape[0], self._size)
         k = self.classes_.size
         # In a search (a reuse_kernels block) the moments are kept per class (k + 1 of them), since the
-        # trade-offs change.
-        extra = self.path_extra_bytes(D, path) + (k * FLOAT_BYTES * D * D if caching() else 0)
+        # trade-offs change, and so are the rows' features (baselines._common.in_chunks).
+        extra = self.path_extra_bytes(D, path) + (FLOAT_BYTES * D * (k * D + X.shape[0]) if caching() else 0)
         self.memory_estimate_ = check_budget(
             self._name, self.estimate_memory(*X.shape, k) + extra, self.memory_budget)
         self.seed_ = resolve_seed(self.random_state)
@@ -120,13 +120,17 @@ class _FeatureSpaceAUC(LamPath, OrdinalEstimator):
             moments = GroupMoments.accumulate(self._features, X, codes, self.n_map_features_, self.risk_)
         return X, codes, moments
 
+    def _map_key(self):
+        """The map's ``key`` for :func:`baselines._common.in_chunks`: the arrays and scalars that determine it."""
+        return self._name, self._map_arrays(), (self.gamma,)
+
     def _solve_path(self, moments, codes, lams):
         """Weights ``w`` for every ``lam``, shape ``(len(lams), D)``."""
         return solve_feature_space_path(moments, self.risk_, lams)
 
     def _finish(self, X, codes, moments, coef):
         self.coef_ = coef
-        self.train_scores_ = in_chunks(self._features, X, self.n_map_features_, self.coef_)
+        self.train_scores_ = in_chunks(self._features, X, self.n_map_features_, self.coef_, key=self._map_key())
         labeled = codes != UNLABELED
         self.thresholds_, self.threshold_intervals_ = fit_thresholds(
             self.train_scores_[labeled], codes[labeled], self.classes_.size, self.threshold_loss,
@@ -149,7 +153,7 @@ class _FeatureSpaceAUC(LamPath, OrdinalEstimator):
         ndarray of shape (n_samples,)
         """
         X = self._check_X(X)
-        return in_chunks(self._features, X, self.n_map_features_, self.coef_)
+        return in_chunks(self._features, X, self.n_map_features_, self.coef_, key=self._map_key())
 
 
 class RFFAUC(_FeatureSpaceAUC):
@@ -209,6 +213,9 @@ class RFFAUC(_FeatureSpaceAUC):
     def _build_map(self, X):
         self.omega_ = frequency_block(self.seed_, 0, self.n_random_features // 2, X.shape[1], self.gamma)
         self.n_map_features_ = self.n_random_features
+
+    def _map_arrays(self):
+        return (self.omega_,)
 
     def _features(self, X):
         return fourier_features(X, self.omega_)
@@ -277,6 +284,10 @@ class NystromAUC(_FeatureSpaceAUC):
                          lambda: _nystrom_map(X, self.n_landmarks, self.gamma, self.seed_))
         self.landmarks_, self.whitening_ = nystrom.landmarks, nystrom.whitening
         self.n_map_features_ = self.whitening_.shape[1]
+
+    def _map_arrays(self):
+        # The whitening is a function of the landmarks and gamma.
+        return (self.landmarks_,)
 
     def _features(self, X):
         return gaussian_kernel(X, self.landmarks_, gamma=self.gamma) @ self.whitening_

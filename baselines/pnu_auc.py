@@ -10,8 +10,8 @@ from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, 
 from qs3orao.kernels import resolve_seed
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
-from ._common import SplitwiseModel, check_split_values, check_threshold_loss, in_chunks, kernel_map
-from .kernel_cache import cached
+from ._common import SplitwiseModel, check_split_values, check_threshold_loss, in_chunks, kernel_map, kernel_map_key
+from .kernel_cache import cached, caching
 from qs3orao.quadratic import GroupMoments, pnu_risk, solve_feature_space, solve_feature_space_path
 from .prior import labeled_frequency_priors, split_priors
 
@@ -169,15 +169,18 @@ class MPNUAUC(SplitwiseModel):
         if np.any(self.pnu_mix_ != 0) and not has_unlabeled:
             raise ValueError("no unlabeled rows (y == -1) were given, but some pnu_mix is nonzero; "
                              "use pnu_mix=0 for a purely supervised fit")
+        n_centres = X.shape[0] if self.n_basis is None else min(self.n_basis, X.shape[0])
+        # In a search (a reuse_kernels block) the rows' kernel features are kept too (baselines._common.in_chunks).
+        kept = FLOAT_BYTES * X.shape[0] * n_centres if caching() else 0
         self.memory_estimate_ = check_budget(
-            "M-PNU-AUC", self.estimate_memory(*X.shape, self.classes_.size, int(np.sum(codes != UNLABELED))),
+            "M-PNU-AUC", self.estimate_memory(*X.shape, self.classes_.size, int(np.sum(codes != UNLABELED))) + kept,
             self.memory_budget)
         self.priors_ = self._resolve_priors(X, codes, n_splits)
         if self.n_basis is None:
             self.centres_ = X
         else:
             rng = np.random.default_rng(resolve_seed(self.random_state))
-            self.centres_ = X[np.sort(rng.choice(X.shape[0], min(self.n_basis, X.shape[0]), replace=False))]
+            self.centres_ = X[np.sort(rng.choice(X.shape[0], n_centres, replace=False))]
         features = kernel_map(self.centres_, self.gamma)
         moments = cached("pnu_moments", (self.centres_, X, codes), (self.gamma,),
                          lambda: GroupMoments.accumulate(features, X, codes, self.centres_.shape[0]))
@@ -194,6 +197,7 @@ class MPNUAUC(SplitwiseModel):
         features, _ = prepared
         self.coef_ = coef
         self.n_features_in_ = X.shape[1]
-        self.train_scores_ = in_chunks(features, X, self.centres_.shape[0], self.coef_.T)
+        self.train_scores_ = in_chunks(features, X, self.centres_.shape[0], self.coef_.T,
+                                       key=kernel_map_key(self.centres_, self.gamma))
         self._fit_thresholds(self.train_scores_, codes)
         return self

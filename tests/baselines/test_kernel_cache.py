@@ -37,13 +37,38 @@ def test_feature_maps_reuse_map_and_class_moments_across_trade_offs(method):
     fresh = [method(gamma=0.5, random_state=3, **size, **s).fit(X, y) for s in settings]
     with kernel_cache.reuse_kernels() as stats:
         reused = [method(gamma=0.5, random_state=3, **size, **s).fit(X, y) for s in settings]
-        # the second fit (another lam and trade-off) finds the map and the moments of the first
-        assert stats["hits"] == (2 if method is NystromAUC else 1) and stats["misses"] == stats["hits"]
+        # the second fit (another lam and trade-off) finds the map, the moments and the rows' features of the first
+        assert stats["hits"] == (3 if method is NystromAUC else 2) and stats["misses"] == stats["hits"]
     for a, b in zip(fresh, reused):
         # per-class moments combined for the risk instead of accumulated weighted: equal to rounding
         np.testing.assert_allclose(b.train_scores_, a.train_scores_, rtol=0,
                                    atol=1e-9 * np.abs(a.train_scores_).max())
-    assert reused[0].memory_estimate_ > fresh[0].memory_estimate_  # the class moments are counted
+    # counted: k = 4 D x D class moments (as before) and the 120 rows' D = 40 features
+    assert reused[0].memory_estimate_ - fresh[0].memory_estimate_ == 8 * 40 * (4 * 40 + 120)
+
+
+@pytest.mark.parametrize("method, size", [(RFFAUC, {"n_random_features": 40}), (NystromAUC, {"n_landmarks": 40}),
+                                          (MPNUAUC, {})])
+def test_a_lam_path_maps_the_rows_once_and_scores_them_as_a_fresh_mapping_does(method, size, monkeypatch):
+    X, y = _problem()
+    X_new = X[:30] + 0.01
+    lams = [0.25, 0.5, 2.0, 4.0]
+    calls = []
+    real = kernel_cache.cached
+    # count what each kind of cached result computes
+    monkeypatch.setattr("baselines._common.cached",
+                        lambda kind, *a: real(kind, *a[:-1], lambda: calls.append(kind) or a[-1]()))
+    with kernel_cache.reuse_kernels():
+        reused = method(gamma=0.5, random_state=3, **size).fit_path(X, y, [{"lam": lam} for lam in lams])
+        scores = [model.decision_function(X_new) for model in reused]
+    # one mapping of the training rows for all four lam, one of the new rows for all four models
+    assert len(calls) == 2 and len(set(calls)) == 1
+    if method is MPNUAUC:  # the kept kernel features of the 120 rows, every row a centre, are counted
+        fresh = method(gamma=0.5, random_state=3, **size).fit(X, y)
+        assert reused[0].memory_estimate_ - fresh.memory_estimate_ == 8 * 120 * 120
+    for model, new in zip(reused, scores):  # outside the block the rows are mapped again
+        np.testing.assert_array_equal(model.train_scores_, model.decision_function(X))
+        np.testing.assert_array_equal(new, model.decision_function(X_new))
 
 
 def test_a_changed_array_or_width_misses_and_cached_arrays_are_read_only():
