@@ -4,7 +4,9 @@ Inside :func:`reuse_kernels`, M-SAMULT's and f*'s kernel matrix, M-PNU-AUC's
 kernel moments, and the fixed feature maps' map and per-class moments
 (RFF-AUC, Nystroem-AUC) are computed once per (training rows, kernel width,
 and for the moments the labels and the map) and reused by every later fit with
-the same inputs, whatever ``lam`` or the trade-off. Outside it, every fit
+the same inputs, whatever ``lam`` or the trade-off; so are the rows' features
+that the scores of a fixed map or kernel map are computed from
+(:func:`baselines._common.in_chunks`). Outside it, every fit
 computes its own (the cache is off by default, so a single fit never holds
 memory beyond its budget estimate).
 
