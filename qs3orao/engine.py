@@ -489,6 +489,7 @@ def _with_features(X, groups, rows, local_of):
 
 
 def _ready(group, features, local_of):
+    """``(*group, cos_s, sin_s)`` once the group's features are computed, its rows mapped in ``local_of``."""
     members = group[0]
     if members is not None:
         local_of[members] = np.arange(members.size)
