@@ -13,7 +13,7 @@ from qs3orao.validation import UNLABELED, check_path_settings
 from ._budget import FLOAT_BYTES, chunk_rows
 from .kernel_cache import cached, caching
 
-__all__ = ["LamPath", "SplitwiseModel", "check_threshold_loss", "check_split_values", "kernel_map", "kernel_map_key",
+__all__ = ["LamPath", "SplitwiseModel", "check_threshold_loss", "check_split_values", "kernel_map", "kernel_scores",
            "in_chunks"]
 
 
@@ -36,9 +36,9 @@ def kernel_map(centres, gamma):
     return lambda X: gaussian_kernel(X, centres, gamma=gamma)
 
 
-def kernel_map_key(centres, gamma):
-    """The ``key`` of :func:`in_chunks` for :func:`kernel_map` ``(centres, gamma)``."""
-    return "kernel map", (centres,), (gamma,)
+def kernel_scores(X, centres, gamma, coef):
+    """``kernel_map(centres, gamma)(X) @ coef`` by :func:`in_chunks`, the kernel features kept in a search."""
+    return in_chunks(kernel_map(centres, gamma), X, centres.shape[0], coef, key=("kernel map", (centres,), (gamma,)))
 
 
 def in_chunks(features, X, n_outputs, coef, *, key=None):
@@ -179,8 +179,7 @@ class SplitwiseModel(LamPath, OrdinalEstimator):
         ndarray of shape (n_samples, k - 1)
         """
         X = self._check_X(X)
-        return in_chunks(kernel_map(self.centres_, self.gamma), X, self.centres_.shape[0], self.coef_.T,
-                         key=kernel_map_key(self.centres_, self.gamma))
+        return kernel_scores(X, self.centres_, self.gamma, self.coef_.T)
 
     def predict_from_scores(self, scores):
         """Ordinal labels ``classes_[#{j : f_j(x) > threshold_j}]`` from the ``k - 1`` score columns."""

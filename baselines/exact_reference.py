@@ -17,7 +17,7 @@ from qs3orao.thresholds import fit_thresholds
 from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, check_shared_params
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
-from ._common import LamPath, check_threshold_loss, in_chunks, kernel_map, kernel_map_key
+from ._common import LamPath, check_threshold_loss, kernel_scores
 from .kernel_cache import cached
 
 __all__ = ["QS3ORAOExact"]
@@ -128,5 +128,4 @@ class QS3ORAOExact(LamPath, OrdinalEstimator):
         ndarray of shape (n_samples,)
         """
         X = self._check_X(X)
-        return in_chunks(kernel_map(self.X_fit_, self.gamma), X, self.X_fit_.shape[0], self.coef_,
-                         key=kernel_map_key(self.X_fit_, self.gamma))
+        return kernel_scores(X, self.X_fit_, self.gamma, self.coef_)

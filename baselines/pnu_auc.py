@@ -10,7 +10,7 @@ from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, 
 from qs3orao.kernels import resolve_seed
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
-from ._common import SplitwiseModel, check_split_values, check_threshold_loss, in_chunks, kernel_map, kernel_map_key
+from ._common import SplitwiseModel, check_split_values, check_threshold_loss, kernel_map, kernel_scores
 from .kernel_cache import cached, caching
 from qs3orao.quadratic import GroupMoments, pnu_risk, solve_feature_space, solve_feature_space_path
 from .prior import labeled_frequency_priors, split_priors
@@ -194,10 +194,8 @@ class MPNUAUC(SplitwiseModel):
         return np.stack([solve_feature_space_path(moments, risk, lams) for risk in self.risks_], axis=1)
 
     def _finish(self, X, codes, prepared, coef):
-        features, _ = prepared
         self.coef_ = coef
         self.n_features_in_ = X.shape[1]
-        self.train_scores_ = in_chunks(features, X, self.centres_.shape[0], self.coef_.T,
-                                       key=kernel_map_key(self.centres_, self.gamma))
+        self.train_scores_ = kernel_scores(X, self.centres_, self.gamma, self.coef_.T)
         self._fit_thresholds(self.train_scores_, codes)
         return self

@@ -9,7 +9,7 @@ from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, 
 from ._budget import FLOAT_BYTES, check_budget
 from qs3orao.base import OrdinalEstimator
 
-from ._common import in_chunks, kernel_map, kernel_map_key
+from ._common import kernel_scores
 
 __all__ = ["SVOREX", "CHU_DIAGONAL_JITTER"]
 
@@ -127,5 +127,4 @@ class SVOREX(OrdinalEstimator):
         ndarray of shape (n_samples,)
         """
         X = self._check_X(X)
-        return in_chunks(kernel_map(self.X_fit_, self.gamma), X, self.X_fit_.shape[0], self.coef_,
-                         key=kernel_map_key(self.X_fit_, self.gamma)) + self.bias_
+        return kernel_scores(X, self.X_fit_, self.gamma, self.coef_) + self.bias_
