@@ -53,7 +53,7 @@ from .divergence import SCORE_LIMIT, DivergenceError, check_scores, warn_if_far
 from .kernels import frequency_block, sampling_rng
 from .objective import split_members
 from .schedule import step_size
-from .stochastic import draw_steps, gradient_rows, gradient_weights, weights_at_rows
+from .stochastic import draw_steps, weights_at_rows
 from .trig import accumulate as _trig_accumulate
 from .trig import features as _trig_features
 from .trig import resolve_trig_backend
@@ -445,10 +445,10 @@ def _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype):
 
 
 def _group_members(dense, draws):
-    """The group's rows, sorted (None: all rows); ``draws`` holds lists of steps' draws."""
+    """The group's rows, sorted (None: all rows); ``draws`` holds :func:`draw_steps` outputs."""
     if dense:
         return None
-    return np.unique(np.concatenate([rows for steps in draws for draw in steps for split in draw for rows in split]))
+    return np.unique(np.concatenate([rows.ravel() for rows, _ in draws]))
 
 
 def _start_member_features(X, members, omega, rows, slot):
@@ -498,20 +498,23 @@ def _ready(group, features, local_of):
 
 def _group_steps(cos_s, sin_s, draws, scores, local_of, coef, base, start, scale, *,
                  tradeoff, theta, lam, step_offset, guard):
-    """Take the steps ``start + 1 .. start + len(draws)`` of one group; return the new scale.
+    """Take the steps ``start + 1 ..`` of one group; return the new scale.
 
     ``cos_s`` and ``sin_s`` are the features of the group's rows for its
-    blocks; ``scores`` holds ``base`` (plus the group's blocks so far) at those
+    blocks; ``draws`` are the steps' rows and weighed splits (:func:`draw_steps`);
+    ``scores`` holds ``base`` (plus the group's blocks so far) at those
     rows (all rows in the dense plan, then ``scores is base``);
     ``coef`` receives the new coefficients divided by the global scale;
     ``guard(scores, iteration=i)`` checks the scores each step reads.
     """
     m = coef.shape[1] // 2
-    for q, draw in enumerate(draws):
+    step_rows, semi = draws
+    for q, sampled in enumerate(step_rows):
         i = start + q + 1
-        sampled, weights = gradient_weights(draw, lambda r, s=scale: s * scores[local_of[r]], tradeoff)
         local = local_of[sampled]
-        guard(scale * scores[local], iteration=i)
+        f = scale * scores[local]
+        guard(f, iteration=i)
+        weights = weights_at_rows(f, semi, tradeoff)
         block = slice(q * m, (q + 1) * m)
         eta = step_size(i, theta=theta, step_offset=step_offset)
         alpha = (-eta / np.sqrt(m)) * np.concatenate([weights @ cos_s[local, block], weights @ sin_s[local, block]])
@@ -692,8 +695,8 @@ def _path_group_steps(cos_s, sin_s, draws, columns, local_of, coef, base, start,
     """Take the steps ``start + 1 ..`` of one group for every setting (see :func:`_group_steps`).
 
     ``cos_s`` and ``sin_s`` are the features of the group's rows (all rows when
-    ``dense``) for its blocks; ``draws[p][q]`` are the rows of pattern ``p`` at step ``q``, whose
-    settings are the slice ``columns[p]`` of the settings; ``coef[:, i - 1]``
+    ``dense``) for its blocks; ``draws[p]`` are the rows of pattern ``p``'s steps and
+    its weighed splits (:func:`draw_steps`), whose settings are the slice ``columns[p]`` of the settings; ``coef[:, i - 1]``
     receives every setting's coefficients divided by its scale.  ``base``
     holds every row's scores at the group's start; a step adds the group's
     earlier steps to it at its sampled rows only.  In the dense plan every row
@@ -703,12 +706,12 @@ def _path_group_steps(cos_s, sin_s, draws, columns, local_of, coef, base, start,
     # The group's coefficients over sqrt(m) in the features' dtype (what _group_steps adds per step), by part.
     group = np.zeros((base.shape[0], 2, cos_s.shape[1]), cos_s.dtype)
     stored = (coef, base, group)
-    for q in range(len(draws[0])):
+    for q in range(draws[0][0].shape[0]):
         i = start + q + 1
         done, block = slice(0, q * m), slice(q * m, (q + 1) * m)
-        for settings, steps in zip(columns, draws):
+        for settings, (step_rows, semi) in zip(columns, draws):
             tradeoffs = state.tradeoffs[settings]
-            sampled, semi = gradient_rows(steps[q], tradeoffs)
+            sampled = step_rows[q]
             local = local_of[sampled]
             cos_r, sin_r = cos_s[local, :block.stop], sin_s[local, :block.stop]
             f = base[settings, sampled] + group[settings, 0, done] @ cos_r[:, done].T \

@@ -24,32 +24,40 @@ def draw_rows(rng, splits, unlabeled, tradeoff, batch_size):
     list of tuple of ndarray
         ``(positives, negatives, unlabeled)`` row indices per split.
     """
-    return draw_steps(rng, splits, unlabeled, tradeoff, batch_size, 1)[0]
+    rows, semi = draw_steps(rng, splits, unlabeled, tradeoff, batch_size, 1)
+    k1 = len(splits)
+    parts = [rows[0, j * batch_size:(j + 1) * batch_size] for j in range(2 * k1 + semi.size)]
+    drawn = dict(zip(semi.tolist(), parts[2 * k1:]))
+    return [(parts[j], parts[k1 + j], drawn.get(j, unlabeled[:0])) for j in range(k1)]
 
 
 def draw_steps(rng, splits, unlabeled, tradeoff, batch_size, n_steps):
-    """The draws of :func:`draw_rows` for ``n_steps`` consecutive steps, from one ``rng.random`` call.
+    """The rows of ``n_steps`` consecutive steps in the order they are weighed, from one ``rng.random`` call.
 
-    ``rng.random`` fills its array in order, so the rows are those of
-    ``n_steps`` calls of :func:`draw_rows`, without their per-call overhead.
+    ``rng.random`` fills its array in order, so step ``q``'s rows are those of
+    the ``q``-th of ``n_steps`` calls of :func:`draw_rows`, without their
+    per-call overhead, already in the order :func:`gradient_rows` gives them.
 
     Returns
     -------
-    list of list of tuple of ndarray
-        Per step, what :func:`draw_rows` returns.
+    rows : ndarray of int, shape (n_steps, (2 (k - 1) + semi.size) batch_size)
+        Per step, every split's positives, then every split's negatives, then
+        the unlabeled rows of the splits ``semi``.
+    semi : ndarray of int
+        The splits that draw unlabeled rows (``tradeoff < 1``).
     """
+    tradeoff = np.asarray(tradeoff)
     pools = [pool for (pos, neg), weight in zip(splits, tradeoff)
              for pool in ((pos, neg, unlabeled) if weight < 1.0 else (pos, neg))]
     sizes = np.array([pool.size for pool in pools])
     # floor(u * size) is uniform on 0..size-1 up to 2^-53; the clip guards the rounding at u -> 1.
     picks = np.minimum((rng.random((n_steps, sizes.size, batch_size)) * sizes[:, None]).astype(np.int64),
                        sizes[:, None] - 1)
-    chosen = [pool[picks[:, j]] for j, pool in enumerate(pools)]
-    steps = []
-    for q in range(n_steps):
-        rows = iter(pool_rows[q] for pool_rows in chosen)
-        steps.append([(next(rows), next(rows), next(rows) if weight < 1.0 else unlabeled[:0]) for weight in tradeoff])
-    return steps
+    semi = np.flatnonzero(tradeoff < 1.0)
+    # Each split's pools are its positives, its negatives and (for the splits semi) its unlabeled rows.
+    positives = np.cumsum([0] + [3 if weight < 1.0 else 2 for weight in tradeoff[:-1]])
+    order = [*positives, *(positives + 1), *(positives[semi] + 2)]
+    return np.concatenate([pools[j][picks[:, j]] for j in order], axis=1), semi
 
 
 def gradient_weights(draws, scores, tradeoff):
@@ -119,23 +127,43 @@ def weights_at_rows(f, semi, tradeoff):
     ndarray of shape (..., rows)
     """
     splits = tradeoff.shape[-1]
-    batch = f.shape[-1] // (2 * splits + semi.size)
     lead = f.shape[:-1]
-    fp = f[..., :splits * batch].reshape(lead + (splits, batch))
-    fn = f[..., splits * batch:2 * splits * batch].reshape(lead + (splits, batch))
-    fu = f[..., 2 * splits * batch:].reshape(lead + (semi.size, batch))
+    parts = 2 * splits + semi.size
+    batch = f.shape[-1] // parts
+    # Every part (a split's positives, negatives or unlabeled rows) is one row of f_parts and of weights.
+    f_parts = f.reshape(lead + (parts, batch))
+    fp, fn, fu = f_parts[..., :splits, :], f_parts[..., splits:2 * splits, :], f_parts[..., 2 * splits:, :]
+    weights = np.empty(lead + (parts, batch))
+    wp, wn, wu = weights[..., :splits, :], weights[..., splits:2 * splits, :], weights[..., 2 * splits:, :]
     # sum / batch is what ndarray.mean computes, without its per-call overhead (this runs once per step).
-    mean_p, mean_n = fp.sum(axis=-1, keepdims=True) / batch, fn.sum(axis=-1, keepdims=True) / batch
+    means = f_parts.sum(axis=-1, keepdims=True) / batch
+    mean_p, mean_n, mean_u = means[..., :splits, :], means[..., splits:2 * splits, :], means[..., 2 * splits:, :]
+    # In place, operation by operation as -2 w (1 - fp + mean_n) / batch and 2 w (1 - mean_p + fn) / batch read.
     labeled_weight = tradeoff[..., None]
-    grad_p = -2.0 * labeled_weight * (1.0 - fp + mean_n) / batch
-    grad_n = 2.0 * labeled_weight * (1.0 - mean_p + fn) / batch
-    grad_u = fu[..., :0, :]
+    np.subtract(1.0, fp, out=wp)
+    wp += mean_n
+    wp *= -2.0 * labeled_weight
+    wp /= batch
+    np.subtract(1.0, mean_p, out=wn)
+    wn += fn
+    wn *= 2.0 * labeled_weight
+    wn /= batch
     if semi.size:
-        unlabeled_weight = 1.0 - tradeoff[..., semi, None]
-        mean_u = fu.sum(axis=-1, keepdims=True) / batch
-        grad_p[..., semi, :] -= 2.0 * unlabeled_weight * (1.0 - fp[..., semi, :] + mean_u) / batch
-        grad_n[..., semi, :] += 2.0 * unlabeled_weight * (1.0 - mean_u + fn[..., semi, :]) / batch
-        grad_u = 2.0 * unlabeled_weight * ((1.0 - mean_p[..., semi, :] + fu) - (1.0 - fu + mean_n[..., semi, :])) / batch
-    weights = np.concatenate([grad_p.reshape(lead + (-1,)), grad_n.reshape(lead + (-1,)),
-                              grad_u.reshape(lead + (-1,))], axis=-1)
-    return weights / splits
+        every = semi.size == splits
+        weighed = (lambda part: part) if every else (lambda part: part[..., semi, :])
+        twice_unlabeled_weight = 2.0 * (1.0 - tradeoff[..., semi, None])
+        positive_terms = twice_unlabeled_weight * (1.0 - weighed(fp) + mean_u) / batch
+        negative_terms = twice_unlabeled_weight * (1.0 - mean_u + weighed(fn)) / batch
+        if every:
+            wp -= positive_terms
+            wn += negative_terms
+        else:
+            wp[..., semi, :] -= positive_terms
+            wn[..., semi, :] += negative_terms
+        np.subtract(1.0, weighed(mean_p), out=wu)
+        wu += fu
+        wu -= 1.0 - fu + weighed(mean_n)
+        wu *= twice_unlabeled_weight
+        wu /= batch
+    weights /= splits
+    return weights.reshape(f.shape)

@@ -14,7 +14,7 @@ from qs3orao._reference import reference_decision_function, reference_fit
 from qs3orao.engine import group_plan, memory_plan, train
 from qs3orao.kernels import sampling_rng
 from qs3orao.objective import split_members, split_risk
-from qs3orao.stochastic import draw_rows, draw_steps, gradient_rows, gradient_weights
+from qs3orao.stochastic import draw_rows, draw_steps, gradient_rows, gradient_weights, weights_at_rows
 from qs3orao.trig import resolve_trig_backend
 
 
@@ -191,13 +191,15 @@ def test_drawing_many_steps_at_once_gives_the_rows_of_one_step_at_a_time(n_steps
     tradeoff = np.array(tradeoff)
     splits, unlabeled = split_members(codes, tradeoff.size)
     one_at_a_time = sampling_rng(seed)
-    ahead = draw_steps(sampling_rng(seed), splits, unlabeled, tradeoff, batch_size, n_steps)
-    assert len(ahead) == n_steps
-    for step in ahead:
-        expected = draw_rows(one_at_a_time, splits, unlabeled, tradeoff, batch_size)
-        for got, want in zip(step, expected):
-            for a, b in zip(got, want):
-                assert a.dtype == b.dtype and np.array_equal(a, b)
+    ahead, semi = draw_steps(sampling_rng(seed), splits, unlabeled, tradeoff, batch_size, n_steps)
+    assert ahead.shape[0] == n_steps
+    for rows in ahead:
+        draws = draw_rows(one_at_a_time, splits, unlabeled, tradeoff, batch_size)
+        for (positives, negatives, drawn), weight in zip(draws, tradeoff):
+            assert positives.size == negatives.size == batch_size and drawn.size == batch_size * (weight < 1.0)
+        want, want_semi = gradient_rows(draws, tradeoff)
+        assert rows.dtype == want.dtype and np.array_equal(rows, want)
+        assert np.array_equal(semi, want_semi)
 
 
 def test_unlabeled_rows_are_weighed_only_where_every_setting_weighs_them():
@@ -209,6 +211,18 @@ def test_unlabeled_rows_are_weighed_only_where_every_setting_weighs_them():
     assert rows.tolist() == [*draws[0][0], *draws[1][0], *draws[2][0], *draws[0][1], *draws[1][1], *draws[2][1],
                              *draws[0][2]]
     assert gradient_rows(draws, np.array([0.5, 0.5, 1.0]))[1].tolist() == [0, 1]
+
+
+@given(st.integers(1, 5), st.integers(1, 40), st.integers(1, 12), st.integers(0, 2**31))
+@settings(max_examples=60, deadline=None)
+def test_the_weights_of_several_settings_at_once_are_each_settings_own_bit_for_bit(k1, batch, n_settings, seed):
+    rng = np.random.default_rng(seed)
+    semi = np.flatnonzero(rng.random(k1) < 0.6)  # every, some or none of the splits weigh unlabeled rows
+    tradeoff = np.where(np.isin(np.arange(k1), semi), rng.random((n_settings, k1)), 1.0)
+    f = rng.normal(size=(n_settings, (2 * k1 + semi.size) * batch)) * 10.0 ** rng.uniform(-3, 3)
+    together = weights_at_rows(f, semi, tradeoff)
+    for s in range(n_settings):
+        np.testing.assert_array_equal(together[s], weights_at_rows(f[s], semi, tradeoff[s]))
 
 
 def test_gradient_weights_are_the_split_risk_gradients():
