@@ -1,7 +1,9 @@
 """One quadruply stochastic step: sample rows per split, weigh them by the gradient.
 
-Both training engines (the plain reference and the fast one) call these two
-functions, so they draw the same rows and apply the same gradient.
+Both training engines draw their rows with :func:`draw_steps` (the plain
+reference one step at a time, through :func:`draw_rows`) and weigh them with
+:func:`weights_at_rows` (the reference through :func:`gradient_weights`), so
+they draw the same rows and apply the same gradient.
 """
 
 from __future__ import annotations
