@@ -65,7 +65,7 @@ def test_the_run_costs_the_final_count_not_the_doublings(monkeypatch):
 
     steps = []
     real = engine._group_steps
-    monkeypatch.setattr(engine, "_group_steps", lambda *a, **k: steps.append(len(a[2])) or real(*a, **k))
+    monkeypatch.setattr(engine, "_group_steps", lambda *a, **k: steps.append(a[2][0].shape[0]) or real(*a, **k))
     X, y = _problem()
     model = converged_module.ConvergedQS3ORAO(n_iter=25, tol=0.01, max_iter=12800, **PARAMS).fit(X, y)
     assert sum(steps) == model.n_iter_
