@@ -151,20 +151,14 @@ def weights_at_rows(f, semi, tradeoff):
     wn *= 2.0 * labeled_weight
     wn /= batch
     if semi.size:
-        every = semi.size == splits
-        weighed = (lambda part: part) if every else (lambda part: part[..., semi, :])
+        # A slice when every split weighs its unlabeled rows: views instead of fancy-indexed copies.
+        weighed = slice(None) if semi.size == splits else semi
         twice_unlabeled_weight = 2.0 * (1.0 - tradeoff[..., semi, None])
-        positive_terms = twice_unlabeled_weight * (1.0 - weighed(fp) + mean_u) / batch
-        negative_terms = twice_unlabeled_weight * (1.0 - mean_u + weighed(fn)) / batch
-        if every:
-            wp -= positive_terms
-            wn += negative_terms
-        else:
-            wp[..., semi, :] -= positive_terms
-            wn[..., semi, :] += negative_terms
-        np.subtract(1.0, weighed(mean_p), out=wu)
+        wp[..., weighed, :] -= twice_unlabeled_weight * (1.0 - fp[..., weighed, :] + mean_u) / batch
+        wn[..., weighed, :] += twice_unlabeled_weight * (1.0 - mean_u + fn[..., weighed, :]) / batch
+        np.subtract(1.0, mean_p[..., weighed, :], out=wu)
         wu += fu
-        wu -= 1.0 - fu + weighed(mean_n)
+        wu -= 1.0 - fu + mean_n[..., weighed, :]
         wu *= twice_unlabeled_weight
         wu /= batch
     weights /= splits
