@@ -70,11 +70,12 @@ class ConvergedQS3ORAO(QS3ORAO):
     def __init__(self, *, n_iter=2000, batch_size=16, n_components=32, gamma=1.0, lam=1.0, theta=None,
                  step_offset="auto", tradeoff=0.5, threshold_loss="ordinal_logistic", classes=None,
                  block_storage="auto", max_memory=256 * 2**20, dtype="float64", n_jobs=None, trig_backend="auto",
-                 random_state=None, verbose=False, tol=0.01, max_iter=32000):
+                 step_backend="numpy", random_state=None, verbose=False, tol=0.01, max_iter=32000):
         super().__init__(n_iter=n_iter, batch_size=batch_size, n_components=n_components, gamma=gamma, lam=lam,
                          theta=theta, step_offset=step_offset, tradeoff=tradeoff, threshold_loss=threshold_loss,
                          classes=classes, block_storage=block_storage, max_memory=max_memory, dtype=dtype,
-                         n_jobs=n_jobs, trig_backend=trig_backend, random_state=random_state, verbose=verbose)
+                         n_jobs=n_jobs, trig_backend=trig_backend, step_backend=step_backend,
+                         random_state=random_state, verbose=verbose)
         self.tol = tol
         self.max_iter = max_iter
 

@@ -58,9 +58,11 @@ from .trig import accumulate as _trig_accumulate
 from .trig import features as _trig_features
 from .trig import resolve_trig_backend
 
-__all__ = ["BLOCK_STORAGE", "RandomFeatureModel", "memory_plan", "resolve_n_jobs", "train", "train_path"]
+__all__ = ["BLOCK_STORAGE", "STEP_BACKENDS", "RandomFeatureModel", "memory_plan", "resolve_n_jobs",
+           "resolve_step_backend", "train", "train_path"]
 
 BLOCK_STORAGE = ("auto", "memory", "regenerate")
+STEP_BACKENDS = ("numpy", "numba")
 _WORK_BYTES = 32 * 2**20
 _MIN_WORK_BYTES = 2**20
 _MAX_GROUP = 64
@@ -81,6 +83,37 @@ def resolve_n_jobs(n_jobs):
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
         raise ValueError(f"n_jobs must be None or a non-zero integer, got {n_jobs!r}")
     return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
+
+
+def resolve_step_backend(step_backend):
+    """The function that takes a group's steps for ``step_backend``.
+
+    Parameters
+    ----------
+    step_backend : {"numpy", "numba"}
+        "numpy" takes each step with numpy calls; "numba" takes a whole group in
+        one compiled loop (:mod:`qs3orao._steps_numba`), several times faster
+        when the steps, not the features, are the cost (few components, a few
+        thousand rows), and equal to rounding.  There is no "auto": a
+        fit's bits should not depend on whether numba happens to be installed.
+
+    Raises
+    ------
+    ValueError
+        If ``step_backend`` is not one of :data:`STEP_BACKENDS`.
+    ImportError
+        If ``step_backend="numba"`` and numba cannot be imported.
+    """
+    if not isinstance(step_backend, str) or step_backend not in STEP_BACKENDS:
+        raise ValueError(f"step_backend must be one of {STEP_BACKENDS}, got {step_backend!r}")
+    if step_backend == "numpy":
+        return _group_steps
+    try:
+        from . import _steps_numba  # noqa: F401
+    except ImportError as error:
+        raise ImportError(f"step_backend='numba' needs numba, which cannot be imported ({error}); install it "
+                          f"with pip install 'qs3orao[fast]', or choose step_backend='numpy'") from error
+    return _compiled_group_steps
 
 
 def memory_plan(n_iter, n_components, n_features, block_storage="auto", max_memory=256 * 2**20, n_settings=1,
@@ -313,7 +346,7 @@ def group_plan(n_rows, rows_per_step, n_components, itemsize, work_bytes):
 
 def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, theta, seed, step_offset=0.0,
           block_storage="auto", max_memory=256 * 2**20, dtype=np.float64, n_jobs=1, trig_backend="auto",
-          verbose=False, checkpoints=(), stop=None):
+          step_backend="numpy", verbose=False, checkpoints=(), stop=None):
     """Run the quadruply stochastic iteration.
 
     Parameters
@@ -341,6 +374,8 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     trig_backend : {"auto", "numba", "numpy"}
         Backend of the trigonometric passes (:func:`qs3orao.trig.resolve_trig_backend`);
         the model's ``trig_backend`` records the one used.
+    step_backend : {"numpy", "numba"}, default="numpy"
+        How each group's steps are taken (:func:`resolve_step_backend`).
     verbose : bool
     checkpoints : sequence of int, default=()
         Iterations in ``1..n_iter`` after which ``stop`` reads the scores of
@@ -377,6 +412,7 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     n_jobs = resolve_n_jobs(n_jobs)
     work_bytes, keep = memory_plan(n_iter, m, d, block_storage, max_memory, buffer_sets=_buffer_sets(n_jobs))
     trig = resolve_trig_backend(trig_backend, dtype)
+    group_steps = resolve_step_backend(step_backend)
     splits, unlabeled = split_members(codes, tradeoff.size)
     rows_per_step = batch_size * int(np.sum(np.where(tradeoff < 1.0, 3, 2)))
     dense, group = group_plan(n, rows_per_step, m, dtype.itemsize, work_bytes)
@@ -401,8 +437,8 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     with _Rows(n_jobs, trig) as row_threads:
         for members, omega, draws, start, end, cos_s, sin_s in _with_features(Xw, groups(), row_threads, local_of):
             scores = base if members is None else base[members]
-            scale = _group_steps(cos_s, sin_s, draws, scores, local_of, coef, base, start, scale,
-                                 tradeoff=tradeoff, theta=theta, lam=lam, step_offset=step_offset, guard=guard)
+            scale = group_steps(cos_s, sin_s, draws, scores, local_of, coef, base, start, scale,
+                                tradeoff=tradeoff, theta=theta, lam=lam, step_offset=step_offset, guard=guard)
             if not dense:
                 _accumulate(base, Xw, omega, coef[start:end], row_threads, work_bytes)
             guard(scale * base, iteration=end)
@@ -532,6 +568,32 @@ def _group_steps(cos_s, sin_s, draws, scores, local_of, coef, base, start, scale
     return scale
 
 
+def _compiled_group_steps(cos_s, sin_s, draws, scores, local_of, coef, base, start, scale, *,
+                          tradeoff, theta, lam, step_offset, guard):
+    """:func:`_group_steps` in one compiled loop (:func:`qs3orao._steps_numba.group_steps`).
+
+    A step reads its rows' scores as the group's start plus the group's earlier
+    steps at those rows (as :func:`_path_group_steps` does), and in the dense
+    plan every row takes the group's steps after it in one product, instead of
+    after each step.  The loop stops at the first step whose sampled scores
+    leave the limit; ``guard`` then raises with them, as in :func:`_group_steps`.
+    """
+    from ._steps_numba import group_steps
+
+    step_rows, semi = draws
+    group = np.zeros((2, cos_s.shape[1]))
+    f = np.empty(step_rows.shape[1])
+    scale, failed = group_steps(cos_s, sin_s, local_of[step_rows], semi, scores, base, scores is base, coef, start,
+                                scale, tradeoff, theta, lam, step_offset, SCORE_LIMIT, group, f)
+    if failed >= 0:
+        guard(f, iteration=start + failed + 1)
+        raise RuntimeError(f"the compiled steps stopped at step {start + failed + 1} but its scores pass the guard")
+    if scores is base:
+        steps = group.astype(cos_s.dtype)
+        base += cos_s @ steps[0] + sin_s @ steps[1]
+    return scale
+
+
 def _draw_patterns(tradeoffs):
     """Settings grouped by the splits that draw unlabeled rows (``tradeoff < 1``): pattern -> setting indices."""
     patterns = {}
@@ -542,7 +604,7 @@ def _draw_patterns(tradeoffs):
 
 def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch_size, n_components, gamma, seed,
                block_storage="auto", max_memory=256 * 2**20, dtype=np.float64, n_jobs=1, trig_backend="auto",
-               verbose=False):
+               step_backend="numpy", verbose=False):
     """Run the iteration of :func:`train` for ``S`` settings of the weights and the schedule in one pass.
 
     Every setting gets what ``train`` gives it (same rows, same blocks, same
@@ -567,6 +629,14 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     n_iter, batch_size, n_components, gamma, seed, block_storage, max_memory, dtype, n_jobs, trig_backend, verbose
         Shared by all settings, as in :func:`train`; ``max_memory`` must hold
         the ``S x n_iter x 2 n_components`` coefficients.
+    step_backend : {"numpy"}, default="numpy"
+        The path takes its steps with numpy only (the settings' steps are
+        products over all settings at once already).
+
+    Raises
+    ------
+    ValueError
+        If ``step_backend`` is not "numpy".
 
     Returns
     -------
@@ -590,6 +660,9 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
         raise ValueError(f"dtype must be float64 or float32, got {dtype}")
     tradeoffs = np.atleast_2d(np.asarray(tradeoffs, dtype=np.float64))
     lams, thetas, step_offsets = (np.asarray(v, dtype=np.float64).reshape(-1) for v in (lams, thetas, step_offsets))
+    if step_backend != "numpy":
+        raise ValueError(f"train_path takes its steps with numpy only, got step_backend={step_backend!r}; "
+                         f"fit each setting on its own to use the compiled steps")
     n_settings = tradeoffs.shape[0]
     if not lams.size == thetas.size == step_offsets.size == n_settings:
         raise ValueError(f"tradeoffs, lams, thetas and step_offsets must have one entry per setting, got "

@@ -10,7 +10,7 @@ from sklearn.base import clone
 
 from .base import OrdinalEstimator
 from .divergence import DivergenceError
-from .engine import BLOCK_STORAGE, resolve_n_jobs, train, train_path
+from .engine import BLOCK_STORAGE, resolve_n_jobs, resolve_step_backend, train, train_path
 from .kernels import resolve_seed
 from .curvature import data_curvature_bound
 from .schedule import check_step_offset, resolve_step_offset
@@ -102,6 +102,13 @@ class QS3ORAO(OrdinalEstimator):
         (``1e-12``).  "auto" takes numba in float64 when it can be imported; the backend
         used is recorded in ``trig_backend_``.  "numba" without numba raises
         ImportError.
+    step_backend : {"numpy", "numba"}, default="numpy"
+        How the steps are taken (:func:`qs3orao.engine.resolve_step_backend`):
+        numpy calls per step, or a whole group of steps in one loop compiled
+        with numba (several times faster where the steps, not the features,
+        are the cost: few components and a few thousand rows).  The results
+        agree to rounding.  No "auto", so that a fit's bits never depend on
+        what is installed; "numba" without numba raises ImportError.
     random_state : int, numpy Generator or None
         Seed of the row sampling and of every frequency block.
     verbose : bool, default=False
@@ -150,8 +157,8 @@ class QS3ORAO(OrdinalEstimator):
 
     def __init__(self, *, n_iter=1000, batch_size=16, n_components=32, gamma=1.0, lam=1.0, theta=None,
                  step_offset=0, tradeoff=0.5, threshold_loss=ORDINAL_LOGISTIC, classes=None, block_storage="auto",
-                 max_memory=256 * 2**20, dtype="float64", n_jobs=None, trig_backend="auto", random_state=None,
-                 verbose=False):
+                 max_memory=256 * 2**20, dtype="float64", n_jobs=None, trig_backend="auto", step_backend="numpy",
+                 random_state=None, verbose=False):
         self.n_iter = n_iter
         self.batch_size = batch_size
         self.n_components = n_components
@@ -167,6 +174,7 @@ class QS3ORAO(OrdinalEstimator):
         self.dtype = dtype
         self.n_jobs = n_jobs
         self.trig_backend = trig_backend
+        self.step_backend = step_backend
         self.random_state = random_state
         self.verbose = verbose
 
@@ -185,6 +193,7 @@ class QS3ORAO(OrdinalEstimator):
         if self.dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {tuple(_DTYPES)}, got {self.dtype!r}")
         resolve_n_jobs(self.n_jobs)
+        resolve_step_backend(self.step_backend)
         check_step_offset(self.step_offset)
         check_shared_params(self)
 
@@ -284,7 +293,8 @@ class QS3ORAO(OrdinalEstimator):
 
     def _engine_options(self):
         return dict(block_storage=self.block_storage, max_memory=self.max_memory, dtype=_DTYPES[self.dtype],
-                    n_jobs=self.n_jobs, trig_backend=self.trig_backend, verbose=self.verbose)
+                    n_jobs=self.n_jobs, trig_backend=self.trig_backend, step_backend=self.step_backend,
+                    verbose=self.verbose)
 
     def _finish(self, X, codes, model, train_scores):
         """Store the trained model and fit the thresholds on the labeled rows' scores."""
