@@ -31,7 +31,9 @@ Optionally the projections and trigonometric values are computed in float32
 (scores and coefficients stay float64): about 3 times faster on the
 trigonometric part, at an absolute error of order ``1e-6`` per feature.
 The trigonometric part runs on the backend ``trig_backend`` names
-(:mod:`qs3orao.trig`: numpy, or a fused compiled loop with numba).
+(:mod:`qs3orao.trig`: numpy, or a fused compiled loop with numba), and a
+group's steps on the one ``step_backend`` names (numpy calls per step, or
+the whole group in one loop compiled with numba, :mod:`qs3orao._steps_numba`).
 """
 
 from __future__ import annotations
@@ -73,6 +75,9 @@ _SPARSE_SHARE = 8
 _PREDICT_COLUMNS = 2048
 # Chunks per thread of the path's all-row update.
 _UPDATE_CHUNKS = 4
+# A group's fixed cost in the compiled steps' multiply-adds (compiled_group_length): measured on 2 cores,
+# 1 thread, (rows, m, best G) = (2,500, 4, 16), (2,500, 16, 4-8), (5,000, 32, 4), (20,000, 4, 8).
+_COMPILED_GROUP_WORK = 2**17
 
 
 def resolve_n_jobs(n_jobs):
@@ -109,11 +114,11 @@ def resolve_step_backend(step_backend):
     if step_backend == "numpy":
         return _group_steps
     try:
-        from . import _steps_numba  # noqa: F401
+        from ._steps_numba import group_steps
     except ImportError as error:
         raise ImportError(f"step_backend='numba' needs numba, which cannot be imported ({error}); install it "
                           f"with pip install 'qs3orao[fast]', or choose step_backend='numpy'") from error
-    return _compiled_group_steps
+    return partial(_compiled_group_steps, kernel=group_steps)
 
 
 def memory_plan(n_iter, n_components, n_features, block_storage="auto", max_memory=256 * 2**20, n_settings=1,
@@ -328,8 +333,11 @@ class _Progress:
               f"{(self.total - done) / rate:.1f} s left", file=sys.stderr, flush=True)
 
 
-def group_plan(n_rows, rows_per_step, n_components, itemsize, work_bytes):
+def group_plan(n_rows, rows_per_step, n_components, itemsize, work_bytes, compiled_steps=False):
     """Choose the group size ``G`` and whether the group's rows are all rows ("dense").
+
+    With ``compiled_steps`` (``step_backend="numba"``) ``G`` is at most
+    :func:`compiled_group_length` as well.
 
     Returns
     -------
@@ -339,9 +347,25 @@ def group_plan(n_rows, rows_per_step, n_components, itemsize, work_bytes):
     per_block = 2 * n_components * itemsize
     dense_group = work_bytes // (n_rows * per_block)
     if dense_group >= _MIN_DENSE_GROUP:
-        return True, int(min(dense_group, _MAX_GROUP))
-    by_memory = int(np.sqrt(work_bytes / (rows_per_step * per_block)))
-    return False, max(1, min(_MAX_GROUP, n_rows // (_SPARSE_SHARE * rows_per_step), by_memory))
+        dense, group = True, int(min(dense_group, _MAX_GROUP))
+    else:
+        by_memory = int(np.sqrt(work_bytes / (rows_per_step * per_block)))
+        dense, group = False, max(1, min(_MAX_GROUP, n_rows // (_SPARSE_SHARE * rows_per_step), by_memory))
+    if compiled_steps:
+        group = min(group, compiled_group_length(rows_per_step, n_components))
+    return dense, group
+
+
+def compiled_group_length(rows_per_step, n_components):
+    """The group length at which the compiled steps cost least per step.
+
+    A compiled step reads its rows' scores through the group's earlier steps,
+    ``rows_per_step x G/2 x 2m`` multiply-adds on average, against a per-group
+    cost (drawing, dispatch, the group's product) of about
+    :data:`_COMPILED_GROUP_WORK` of them; their sum per step is least at
+    ``G = sqrt(_COMPILED_GROUP_WORK / (rows_per_step m))``.
+    """
+    return max(1, round(float(np.sqrt(_COMPILED_GROUP_WORK / (rows_per_step * n_components)))))
 
 
 def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, theta, seed, step_offset=0.0,
@@ -415,7 +439,7 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     group_steps = resolve_step_backend(step_backend)
     splits, unlabeled = split_members(codes, tradeoff.size)
     rows_per_step = batch_size * int(np.sum(np.where(tradeoff < 1.0, 3, 2)))
-    dense, group = group_plan(n, rows_per_step, m, dtype.itemsize, work_bytes)
+    dense, group = group_plan(n, rows_per_step, m, dtype.itemsize, work_bytes, compiled_steps=step_backend == "numba")
     rng = sampling_rng(seed)
     Xw = X.astype(dtype, copy=False)
     # base: sum_i coef[i] @ phi_i(x) over the blocks already applied to all rows; f = scale * base.
@@ -569,8 +593,8 @@ def _group_steps(cos_s, sin_s, draws, scores, local_of, coef, base, start, scale
 
 
 def _compiled_group_steps(cos_s, sin_s, draws, scores, local_of, coef, base, start, scale, *,
-                          tradeoff, theta, lam, step_offset, guard):
-    """:func:`_group_steps` in one compiled loop (:func:`qs3orao._steps_numba.group_steps`).
+                          tradeoff, theta, lam, step_offset, guard, kernel):
+    """:func:`_group_steps` in one compiled loop, ``kernel`` (:func:`qs3orao._steps_numba.group_steps`).
 
     A step reads its rows' scores as the group's start plus the group's earlier
     steps at those rows (as :func:`_path_group_steps` does), and in the dense
@@ -578,13 +602,11 @@ def _compiled_group_steps(cos_s, sin_s, draws, scores, local_of, coef, base, sta
     after each step.  The loop stops at the first step whose sampled scores
     leave the limit; ``guard`` then raises with them, as in :func:`_group_steps`.
     """
-    from ._steps_numba import group_steps
-
     step_rows, semi = draws
     group = np.zeros((2, cos_s.shape[1]))
     f = np.empty(step_rows.shape[1])
-    scale, failed = group_steps(cos_s, sin_s, local_of[step_rows], semi, scores, base, scores is base, coef, start,
-                                scale, tradeoff, theta, lam, step_offset, SCORE_LIMIT, group, f)
+    scale, failed = kernel(cos_s, sin_s, local_of[step_rows], semi, scores, base, scores is base, coef, start,
+                           scale, tradeoff, theta, lam, step_offset, SCORE_LIMIT, group, f)
     if failed >= 0:
         guard(f, iteration=start + failed + 1)
         raise RuntimeError(f"the compiled steps stopped at step {start + failed + 1} but its scores pass the guard")

@@ -48,13 +48,13 @@ def problems(draw):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @given(problem=problems(), dense=st.booleans(), group=st.integers(1, 12),
        storage=st.sampled_from(["memory", "regenerate"]), n_jobs=st.sampled_from([1, 2]),
-       trig_backend=st.sampled_from(["numba", "numpy"]))
-@settings(max_examples=40, deadline=None)
-def test_fast_engine_equals_the_reference(problem, dense, group, storage, n_jobs, trig_backend):
+       trig_backend=st.sampled_from(["numba", "numpy"]), step_backend=st.sampled_from(["numba", "numpy"]))
+@settings(max_examples=60, deadline=None)
+def test_fast_engine_equals_the_reference(problem, dense, group, storage, n_jobs, trig_backend, step_backend):
     X, codes, tradeoff, params = problem
     with mock.patch.object(engine, "group_plan", return_value=(dense, group)):
         model, train_scores = train(X, codes, tradeoff, **params, block_storage=storage, n_jobs=n_jobs,
-                                    trig_backend=trig_backend)
+                                    trig_backend=trig_backend, step_backend=step_backend)
     assert model.trig_backend == trig_backend
     coef = reference_fit(X, codes, tradeoff, **params)
     scale = np.abs(coef).max() + 1e-300

@@ -1,0 +1,126 @@
+"""The compiled steps (step_backend="numba") against the numpy steps, and how the choice is made and refused."""
+
+import sys
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from baselines.converged import ConvergedQS3ORAO
+from qs3orao import QS3ORAO, engine
+from qs3orao._steps_numba import weights_into
+from qs3orao.divergence import DivergenceError
+from qs3orao.engine import resolve_step_backend, train
+from qs3orao.stochastic import weights_at_rows
+
+from .test_engine import make_problem
+
+
+@given(st.integers(1, 5), st.integers(1, 40), st.data())
+@settings(max_examples=80, deadline=None)
+def test_compiled_weights_equal_the_numpy_weights(splits, batch, data):
+    semi = np.array(sorted(data.draw(st.sets(st.integers(0, splits - 1)))), dtype=np.int64)
+    tradeoff = np.array(data.draw(st.lists(st.floats(0, 1), min_size=splits, max_size=splits)))
+    tradeoff[semi] = np.minimum(tradeoff[semi], 0.99)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32)))
+    f = rng.normal(size=(2 * splits + semi.size) * batch) * 10.0 ** data.draw(st.integers(-5, 5))
+    out = np.empty_like(f)
+    weights_into(f, semi, tradeoff, out)
+    expected = weights_at_rows(f, semi, tradeoff)
+    # Only the batch means are summed in another order.
+    np.testing.assert_allclose(out, expected, rtol=0, atol=1e-14 * (np.abs(f).max() + 1.0))
+
+
+def fit_both(n=2000, d=4, k=5, n_iter=300, tradeoff=(0.3, 1.0, 0.0, 0.8), **params):
+    X, codes = make_problem(n, d, k, n // 4, seed=3)
+    params = {**dict(n_iter=n_iter, batch_size=6, n_components=4, gamma=1.0, lam=0.5, theta=3.0, seed=7), **params}
+    return [train(X, codes, np.array(tradeoff), **params, step_backend=backend) for backend in ("numpy", "numba")]
+
+
+# A small work budget forces the sparse plan, where the group's rows are a local copy of their scores.
+@pytest.mark.parametrize("max_memory", [256 * 2**20, 2**15])
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 1e-5)])
+def test_compiled_steps_give_the_numpy_fit(max_memory, dtype, rtol):
+    (plain, scores_plain), (compiled, scores_compiled) = fit_both(max_memory=max_memory, dtype=dtype)
+    assert engine.group_plan(2000, 6 * 11, 4, np.dtype(dtype).itemsize, max_memory)[0] == (max_memory > 2**20)
+    np.testing.assert_allclose(compiled.coef, plain.coef, rtol=0, atol=rtol * np.abs(plain.coef).max())
+    np.testing.assert_allclose(scores_compiled, scores_plain, rtol=0, atol=rtol * np.abs(scores_plain).max())
+
+
+def test_a_vanishing_scale_is_folded_as_the_numpy_steps_fold_it():
+    # theta * lam = 6 with t0 = 0 makes 1 - eta_6 lam exactly 0 at step 6, inside the first group:
+    # the five coefficients before it are folded to 0, step 6's own is not.
+    (plain, scores_plain), (compiled, scores_compiled) = fit_both(lam=2.0, theta=3.0, n_iter=40)
+    assert np.all(plain.coef[:5] == 0.0) and np.all(np.any(plain.coef[5:] != 0.0, axis=1))
+    np.testing.assert_array_equal(compiled.coef[:5], 0.0)
+    np.testing.assert_allclose(compiled.coef, plain.coef, rtol=0, atol=1e-12 * np.abs(plain.coef).max())
+    np.testing.assert_allclose(scores_compiled, scores_plain, rtol=0, atol=1e-12 * np.abs(scores_plain).max())
+
+
+def test_compiled_steps_raise_the_divergence_the_numpy_steps_raise():
+    raised = []
+    for backend in ("numpy", "numba"):
+        X, codes = make_problem(400, 3, 3, 150, seed=0)
+        with pytest.raises(DivergenceError) as error:
+            train(X, codes, np.array([0.5, 0.5]), n_iter=400, batch_size=4, n_components=4, gamma=1.0, lam=1e-3,
+                  theta=2000.0, seed=0, step_backend=backend)
+        raised.append(error.value)
+    assert raised[0].iteration == raised[1].iteration < 400
+    assert str(raised[0]) == str(raised[1])
+
+
+def test_compiled_steps_say_when_their_guard_and_the_engines_disagree():
+    # The loop stops at a score beyond the limit; a guard that lets it pass is a bug, not a reason to go on.
+    cos_s, sin_s = np.ones((8, 4)), np.zeros((8, 4))
+    scores = np.full(8, np.nan)
+    with pytest.raises(RuntimeError, match="pass the guard"):
+        resolve_step_backend("numba")(cos_s, sin_s, (np.zeros((1, 2), dtype=np.int64), np.array([], dtype=np.int64)),
+                                      scores, np.arange(8), np.zeros((1, 8)), scores, 0, 1.0,
+                                      tradeoff=np.array([1.0]), theta=1.0, lam=1.0, step_offset=0.0,
+                                      guard=lambda f, iteration: None)
+
+
+def test_same_seed_gives_bit_identical_compiled_fits():
+    (_, _), (a, scores_a) = fit_both()
+    (_, _), (b, scores_b) = fit_both()
+    np.testing.assert_array_equal(a.coef, b.coef)
+    np.testing.assert_array_equal(scores_a, scores_b)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_converged_fit_stops_where_the_numpy_steps_stop():
+    X, codes = make_problem(1500, 5, 4, 400, seed=4)
+    fits = [ConvergedQS3ORAO(n_iter=250, max_iter=4000, n_components=4, gamma=0.5, lam=2.0**-8, tol=0.01,
+                             step_backend=backend, random_state=0).fit(X, codes)
+            for backend in ("numpy", "numba")]
+    assert fits[0].n_iter_ == fits[1].n_iter_
+    assert [h[0] for h in fits[0].history_] == [h[0] for h in fits[1].history_]
+    np.testing.assert_allclose(fits[1].train_scores_, fits[0].train_scores_, rtol=0,
+                               atol=1e-12 * np.abs(fits[0].train_scores_).max())
+    np.testing.assert_array_equal(fits[1].predict(X), fits[0].predict(X))
+
+
+def test_an_unknown_step_backend_is_refused():
+    X, codes = make_problem(200, 3, 3, 60, seed=0)
+    for bad in ("auto", "NUMBA", None):
+        with pytest.raises(ValueError, match="step_backend must be one of"):
+            QS3ORAO(n_iter=5, step_backend=bad).fit(X, codes)
+        with pytest.raises(ValueError, match="step_backend must be one of"):
+            train(X, codes, np.array([0.5, 0.5]), n_iter=5, batch_size=2, n_components=2, gamma=1.0, lam=1.0,
+                  theta=1.0, seed=0, step_backend=bad)
+
+
+def test_numba_steps_without_numba_raise_and_say_how_to_get_it():
+    X, codes = make_problem(200, 3, 3, 60, seed=0)
+    with mock.patch.dict(sys.modules, {"qs3orao._steps_numba": None}):
+        with pytest.raises(ImportError, match=r"step_backend='numba' needs numba.*qs3orao\[fast\]"):
+            QS3ORAO(n_iter=5, step_backend="numba").fit(X, codes)
+        assert QS3ORAO(n_iter=5, step_backend="numpy", random_state=0).fit(X, codes).n_iter_ == 5
+
+
+def test_the_path_refuses_the_compiled_steps_instead_of_ignoring_them():
+    X, codes = make_problem(200, 3, 3, 60, seed=0)
+    with pytest.raises(ValueError, match="train_path takes its steps with numpy only"):
+        QS3ORAO(n_iter=5, step_backend="numba").fit_path(X, codes, [dict(lam=0.5), dict(lam=1.0)])
