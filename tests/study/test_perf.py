@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from qs3study.perf import lam_path_ratio, throughput_vs_gemm
+from qs3study.perf import compiled_steps_ratio, lam_path_ratio, throughput_vs_gemm
 
 
 def test_throughput_rows_time_each_backend_and_say_which_ran():
@@ -26,3 +26,15 @@ def test_lam_path_rows_time_every_path_solver_against_its_own_solve():
         assert np.isfinite(ratio) and ratio > 0
         gap = float(detail.rsplit(": ", 1)[1])  # the path's model at the first lam against its own solve
         assert gap < 1e-8, (name, detail)
+
+
+def test_compiled_steps_row_times_both_backends_on_the_same_converged_fit():
+    params = dict(n_iter=100, max_iter=400, tol=0.01, n_components=4, batch_size=4, gamma=0.5, lam=0.01,
+                  step_offset="auto", n_jobs=1)
+    [(name, ratio, detail)] = compiled_steps_ratio(n_samples=400, n_features=3, n_classes=3, n_labeled=100,
+                                                   params=params, repeat=1)
+    assert name == "compiled_steps_ratio" and np.isfinite(ratio) and ratio > 0
+    kept = detail.split("iterations kept ")[1].split(";")[0]
+    numpy_count, numba_count = (int(part.split()[0]) for part in kept.split(" and "))
+    assert numpy_count == numba_count
+    assert float(detail.rsplit(": ", 1)[1]) < 1e-12
