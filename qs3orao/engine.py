@@ -75,9 +75,12 @@ _SPARSE_SHARE = 8
 _PREDICT_COLUMNS = 2048
 # Chunks per thread of the path's all-row update.
 _UPDATE_CHUNKS = 4
-# A group's fixed cost in the compiled steps' multiply-adds (compiled_group_length): measured on 2 cores,
-# 1 thread, (rows, m, best G) = (2,500, 4, 16), (2,500, 16, 4-8), (5,000, 32, 4), (20,000, 4, 8).
+# compiled_group_length's constants, from the steps' time at fixed G (1 thread, 176 rows per step, m = 4 unless
+# said; rows x features: best G): 2,500 x 14: 14-32 (flat); 2,500 x 14, m = 16: 4-8; 5,000 x 14, m = 32: 4;
+# 20,000 x 14: 4-8 (12 and more slower, 24 by 50 %); 50,000 x 14: 3-10 (flat); 1,500 x 1,000 and 7,400 x 1,000: 64.
 _COMPILED_GROUP_WORK = 2**17
+_COMPILED_CACHE_BYTES = 8 * 2**20
+_MIN_COMPILED_GROUP = 4
 
 
 def resolve_n_jobs(n_jobs):
@@ -333,11 +336,8 @@ class _Progress:
               f"{(self.total - done) / rate:.1f} s left", file=sys.stderr, flush=True)
 
 
-def group_plan(n_rows, rows_per_step, n_components, itemsize, work_bytes, compiled_steps=False):
+def group_plan(n_rows, rows_per_step, n_components, itemsize, work_bytes):
     """Choose the group size ``G`` and whether the group's rows are all rows ("dense").
-
-    With ``compiled_steps`` (``step_backend="numba"``) ``G`` is at most
-    :func:`compiled_group_length` as well.
 
     Returns
     -------
@@ -347,25 +347,28 @@ def group_plan(n_rows, rows_per_step, n_components, itemsize, work_bytes, compil
     per_block = 2 * n_components * itemsize
     dense_group = work_bytes // (n_rows * per_block)
     if dense_group >= _MIN_DENSE_GROUP:
-        dense, group = True, int(min(dense_group, _MAX_GROUP))
-    else:
-        by_memory = int(np.sqrt(work_bytes / (rows_per_step * per_block)))
-        dense, group = False, max(1, min(_MAX_GROUP, n_rows // (_SPARSE_SHARE * rows_per_step), by_memory))
-    if compiled_steps:
-        group = min(group, compiled_group_length(rows_per_step, n_components))
-    return dense, group
+        return True, int(min(dense_group, _MAX_GROUP))
+    by_memory = int(np.sqrt(work_bytes / (rows_per_step * per_block)))
+    return False, max(1, min(_MAX_GROUP, n_rows // (_SPARSE_SHARE * rows_per_step), by_memory))
 
 
-def compiled_group_length(rows_per_step, n_components):
-    """The group length at which the compiled steps cost least per step.
+def compiled_group_length(group, *, n_rows, n_features, rows_per_step, n_components, itemsize):
+    """The group length, at most ``group`` (:func:`group_plan`'s), at which the compiled steps cost least.
 
     A compiled step reads its rows' scores through the group's earlier steps,
     ``rows_per_step x G/2 x 2m`` multiply-adds on average, against a per-group
     cost (drawing, dispatch, the group's product) of about
-    :data:`_COMPILED_GROUP_WORK` of them; their sum per step is least at
-    ``G = sqrt(_COMPILED_GROUP_WORK / (rows_per_step m))``.
+    :data:`_COMPILED_GROUP_WORK` of them, least at ``G = sqrt(_COMPILED_GROUP_WORK
+    / (rows_per_step m))``; and the group's features are written and read again
+    at every step's pace, which is fastest while both buffers stay within
+    :data:`_COMPILED_CACHE_BYTES`.  Where the data themselves exceed that, each
+    group streams them from memory once, and the longest group amortises it best.
     """
-    return max(1, round(float(np.sqrt(_COMPILED_GROUP_WORK / (rows_per_step * n_components)))))
+    if n_rows * n_features * itemsize > _COMPILED_CACHE_BYTES:
+        return group
+    by_reads = round(float(np.sqrt(_COMPILED_GROUP_WORK / (rows_per_step * n_components))))
+    by_cache = _COMPILED_CACHE_BYTES // (2 * n_rows * n_components * itemsize)
+    return max(1, min(group, by_reads, max(_MIN_COMPILED_GROUP, by_cache)))
 
 
 def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, theta, seed, step_offset=0.0,
@@ -439,7 +442,10 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     group_steps = resolve_step_backend(step_backend)
     splits, unlabeled = split_members(codes, tradeoff.size)
     rows_per_step = batch_size * int(np.sum(np.where(tradeoff < 1.0, 3, 2)))
-    dense, group = group_plan(n, rows_per_step, m, dtype.itemsize, work_bytes, compiled_steps=step_backend == "numba")
+    dense, group = group_plan(n, rows_per_step, m, dtype.itemsize, work_bytes)
+    if step_backend == "numba":
+        group = compiled_group_length(group, n_rows=n, n_features=d, rows_per_step=rows_per_step, n_components=m,
+                                      itemsize=dtype.itemsize)
     rng = sampling_rng(seed)
     Xw = X.astype(dtype, copy=False)
     # base: sum_i coef[i] @ phi_i(x) over the blocks already applied to all rows; f = scale * base.
