@@ -124,3 +124,19 @@ def test_the_path_refuses_the_compiled_steps_instead_of_ignoring_them():
     X, codes = make_problem(200, 3, 3, 60, seed=0)
     with pytest.raises(ValueError, match="train_path takes its steps with numpy only"):
         QS3ORAO(n_iter=5, step_backend="numba").fit_path(X, codes, [dict(lam=0.5), dict(lam=1.0)])
+
+
+@given(st.integers(1, 64), st.integers(10, 300_000), st.integers(1, 2000), st.integers(1, 400), st.integers(1, 64),
+       st.sampled_from([4, 8]))
+def test_the_compiled_group_length_stays_within_the_plan(group, n_rows, n_features, rows_per_step, m, itemsize):
+    length = engine.compiled_group_length(group, n_rows=n_rows, n_features=n_features, rows_per_step=rows_per_step,
+                                          n_components=m, itemsize=itemsize)
+    assert 1 <= length <= group
+    if n_rows * n_features * itemsize > engine._COMPILED_CACHE_BYTES:
+        assert length == group  # the data stream from memory once per group: the longest group
+
+
+def test_the_compiled_group_is_shorter_where_the_steps_cost_more():
+    length = lambda n_rows, m: engine.compiled_group_length(64, n_rows=n_rows, n_features=14, rows_per_step=176,
+                                                            n_components=m, itemsize=8)
+    assert length(2500, 4) > length(2500, 16) and length(2500, 4) > length(20000, 4) >= engine._MIN_COMPILED_GROUP
