@@ -1,9 +1,11 @@
 """The compiled steps of :func:`qs3orao.engine.train` (imported only when ``step_backend="numba"``).
 
 :func:`group_steps` takes one group's steps as the engine's numpy loop
-(``qs3orao.engine._group_steps``) takes them, operation by operation, in one
-compiled loop instead of a dozen numpy calls per step; only the order of the
-sums (batch means and products) differs, so the two agree to rounding.
+(``qs3orao.engine._group_steps``) takes them, in one compiled loop instead of
+a dozen numpy calls per step.  A step reads its rows' scores through the
+group's earlier steps, and the caller adds the group's steps to every row
+after the group (as the path engine does), so the sums run in another order
+than the numpy loop's and the two agree to rounding.
 
 Compiled at first use, cached on disk beside this file.
 """

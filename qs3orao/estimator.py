@@ -105,8 +105,8 @@ class QS3ORAO(OrdinalEstimator):
     step_backend : {"numpy", "numba"}, default="numpy"
         How the steps are taken (:func:`qs3orao.engine.resolve_step_backend`):
         numpy calls per step, or a whole group of steps in one loop compiled
-        with numba (several times faster where the steps, not the features,
-        are the cost: few components and a few thousand rows).  The results
+        with numba (up to about 2.5 times faster where the steps, not the
+        features, are the cost: few components and a few thousand rows).  The results
         agree to rounding.  No "auto", so that a fit's bits never depend on
         what is installed; "numba" without numba raises ImportError.
     random_state : int, numpy Generator or None
