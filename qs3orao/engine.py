@@ -661,11 +661,6 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
         The path takes its steps with numpy only (the settings' steps are
         products over all settings at once already).
 
-    Raises
-    ------
-    ValueError
-        If ``step_backend`` is not "numpy".
-
     Returns
     -------
     models : list
@@ -675,6 +670,11 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
         leaves the others unchanged.
     train_scores : ndarray of shape (n, S)
         ``f_{t+1}`` of every setting at every row; NaN for a diverged setting.
+
+    Raises
+    ------
+    ValueError
+        If ``step_backend`` is not "numpy".
 
     Warns
     -----
