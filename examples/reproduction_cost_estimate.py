@@ -6,8 +6,9 @@
 
 ``--pilot``: from a finished run of the real pipeline on one dataset (a pilot:
 the configuration to cost plus an overlay ``select: [DATASET]``, run in a clone;
-its figures folder is given), every job's CPU time as Snakemake's benchmark records measured it,
-extrapolated to the configuration's datasets (:func:`pilot_costs`). This costs
+its figures folder is given), every job's CPU time as the job measured it (``job_cpu_s``: start-up
+included; Snakemake's benchmark ``cpu_time`` leaves out most of every job longer than about 15 s,
+:func:`qs3study.runtime.process_cpu_s`), extrapolated to the configuration's datasets (:func:`pilot_costs`). This costs
 the configuration exactly as the pipeline runs it (overlays, ``tuned_by``,
 widened searches and their rounds, shared passes, lam paths, convergence
 criteria), which the fit-time model below only approximates; what it cannot
@@ -170,7 +171,7 @@ def pilot_costs(results, tune_cpu, config, pilot):
     Parameters
     ----------
     results : pandas.DataFrame
-        The pilot's tidy ``results.csv`` (``bench_cpu_time`` per training job).
+        The pilot's tidy ``results.csv`` (``job_cpu_s`` per training job).
     tune_cpu : dict
         Method label -> the CPU seconds of its tuning jobs in the pilot.
     config : dict
@@ -188,7 +189,7 @@ def pilot_costs(results, tune_cpu, config, pilot):
     if rows.empty:
         raise ValueError(f"the pilot results hold no rows of {pilot!r}")
     pool = DOCUMENTED_ROWS[pilot] - protocol["n_labeled"]
-    comparison = float(rows.loc[rows["comparison"].astype(bool), "bench_cpu_time"].sum())
+    comparison = float(rows.loc[rows["comparison"].astype(bool), "job_cpu_s"].sum())
     sweeps = {name: 0.0 for name in config["datasets"]}
     swept = rows[~rows["comparison"].astype(bool)]
     for _, jobs in swept.groupby("method"):
@@ -196,7 +197,7 @@ def pilot_costs(results, tune_cpu, config, pilot):
         for token, at_size in jobs.groupby("size"):
             size = pool if token == "all" else int(token)
             stopped = (at_size["status"] == "out_of_memory_budget").all()
-            measured[size] = None if stopped else float(at_size["bench_cpu_time"].median())
+            measured[size] = None if stopped else float(at_size["job_cpu_s"].median())
         sizes = sorted(s for s in sweep["n_unlabeled"] if s not in ("all", protocol["n_unlabeled"]))
         costs = sweep_cost(measured, sizes, sweep, protocol, 0.0, stops=_budget_stops(jobs, protocol))
         for name, seconds in costs.items():
@@ -226,9 +227,12 @@ def read_pilot(figures):
     """The configuration, dataset, results table and tuning CPU seconds per method of a pilot run.
 
     ``figures`` is the run's figures folder (``CLONE/figures/NAME``); its
-    benchmark records are in ``CLONE/benchmarks``.
+    tuning records are in ``CLONE/results/tuning``. A pilot whose jobs did not
+    record their CPU time (``job_cpu_s``, from 2026-11-28) is refused: Snakemake's
+    benchmark CPU time, all that such a pilot has, undercounts its longer jobs.
     """
-    from qs3study.tables import read_benchmark, read_results
+    from qs3study.files import read_json
+    from qs3study.tables import read_results
 
     figures = Path(figures)
     if not (figures / "manifest.json").is_file():
@@ -238,9 +242,16 @@ def read_pilot(figures):
     datasets = sorted(set(results["dataset"]))
     if len(datasets) != 1:
         raise ValueError(f"a pilot runs one dataset, {figures} ran {datasets}")
+    tuning = [(path.parent.name, read_json(path))
+              for path in sorted(figures.parents[1].glob(f"results/tuning/{datasets[0]}/*/*.json"))]
+    unmeasured = results["job_cpu_s"].isna().sum() + sum("job_cpu_s" not in record for _, record in tuning)
+    if unmeasured:
+        raise ValueError(f"{unmeasured} jobs of the pilot in {figures} did not record their CPU time (job_cpu_s); "
+                         "rerun the pilot with the current code (Snakemake's benchmark cpu_time undercounts "
+                         "jobs longer than about 15 s)")
     tune_cpu = {}
-    for record in sorted(figures.parents[1].glob(f"benchmarks/tune/{datasets[0]}/*/*.tsv")):
-        tune_cpu[record.parent.name] = tune_cpu.get(record.parent.name, 0.0) + read_benchmark(record)["bench_cpu_time"]
+    for method, record in tuning:
+        tune_cpu[method] = tune_cpu.get(method, 0.0) + record["job_cpu_s"]
     return config, datasets[0], results, tune_cpu
 
 

@@ -1,6 +1,7 @@
 """The reproduction cost estimate's counting: staged-search candidates, shared passes, best-effort grids."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,7 @@ def _pilot_results():
                              ("exact", {"1000": 2.0, "5000": 50.0, "all": None})):
         for trial in range(2):
             rows.append(dict(dataset="uci_bike", method=method, trial=trial, size="2000", comparison=True,
-                             status="ok", bench_cpu_time=3.0, n_labeled=500, n_unlabeled=2000,
+                             status="ok", job_cpu_s=3.0, n_labeled=500, n_unlabeled=2000,
                              memory_estimate_mb=np.nan, memory_budget_mb=2000.0))
         for size, seconds in per_size.items():
             n_unlabeled = 16_879 if size == "all" else int(size)
@@ -45,7 +46,7 @@ def _pilot_results():
                 stopped = seconds is None
                 rows.append(dict(dataset="uci_bike", method=method, trial=trial, size=size, comparison=False,
                                  status="out_of_memory_budget" if stopped else "ok",
-                                 bench_cpu_time=0.5 if stopped else seconds * jitter, n_labeled=500,
+                                 job_cpu_s=0.5 if stopped else seconds * jitter, n_labeled=500,
                                  n_unlabeled=n_unlabeled, memory_budget_mb=2000.0,
                                  # the exact method's estimate grows as rows^2: over the budget from ~14,100 rows
                                  memory_estimate_mb=1e-5 * (500 + n_unlabeled) ** 2 if method == "exact" else 5.0))
@@ -94,3 +95,31 @@ def test_a_pilot_stops_a_method_where_its_memory_estimate_passes_the_budget():
 def test_a_pilot_without_the_dataset_is_refused():
     with pytest.raises(ValueError, match="no rows of 'sgemm'"):
         cost.pilot_costs(_pilot_results(), {}, PILOT_CONFIG, "sgemm")
+
+
+def _pilot_clone(tmp_path, tuning_records):
+    figures = tmp_path / "figures" / "pilot"
+    figures.mkdir(parents=True)
+    (figures / "manifest.json").write_text('{"config": {"name": "pilot"}}')
+    _pilot_results().to_csv(figures / "results.csv", index=False)
+    for method, records in tuning_records.items():
+        folder = tmp_path / "results" / "tuning" / "uci_bike" / method
+        folder.mkdir(parents=True)
+        for trial, record in enumerate(records):
+            (folder / f"trial{trial}.json").write_text(json.dumps(record))
+    return figures
+
+
+def test_a_pilot_costs_its_tuning_by_the_jobs_own_cpu_time(tmp_path):
+    figures = _pilot_clone(tmp_path, {"fast": [{"job_cpu_s": 40.0}, {"job_cpu_s": 20.0}],
+                                      "exact": [{"job_cpu_s": 30.0}]})
+    config, dataset, results, tune_cpu = cost.read_pilot(figures)
+    assert dataset == "uci_bike" and tune_cpu == {"fast": 60.0, "exact": 30.0}
+    assert results["job_cpu_s"].sum() == pytest.approx(_pilot_results()["job_cpu_s"].sum())
+
+
+def test_a_pilot_without_the_jobs_own_cpu_times_is_refused(tmp_path):
+    # Snakemake's benchmark cpu_time, all that an older pilot's tuning jobs have, undercounts long jobs
+    figures = _pilot_clone(tmp_path, {"fast": [{"job_cpu_s": 40.0}, {"time": 55.0}]})
+    with pytest.raises(ValueError, match="1 jobs of the pilot .* did not record their CPU time"):
+        cost.read_pilot(figures)

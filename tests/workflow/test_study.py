@@ -151,6 +151,7 @@ def test_a_method_registered_at_run_time_runs_through_tuning_training_table_and_
             if tuned:
                 tune_output = json.loads(open(tuned[0]).read())
                 assert tune_output["status"] == "ok" and set(tune_output["best_params"]) == {"alpha"}
+                assert tune_output["job_cpu_s"] > 0
             train_job(smk)
             results.append(result)
             bench = tmp_path / "benchmarks" / f"{label}{trial}.tsv"
@@ -161,6 +162,7 @@ def test_a_method_registered_at_run_time_runs_through_tuning_training_table_and_
     ridge = table[table["method"] == "ridge"]
     assert (ridge["status"] == "ok").all() and ridge["tuned"].all() and ridge["auc"].between(0.5, 1).all()
     assert (ridge["n_labeled"] == 100).all()
+    assert (table["job_cpu_s"] > 0).all() and table["bench_cpu_time"].isna().all()
     path = tmp_path / "results.csv"
     table.to_csv(path, index=False)
     labels = {label: method_config(config, label)["label"] for label in config["methods"]}

@@ -26,10 +26,10 @@ COLUMNS = [
     "constant_accuracy", "params", "tuned", "tuning_status",
     "kernel_width", "gamma_scale", "gamma_absolute", "kernel_mean_offdiag", "warnings", "n_iter_fitted", "memory_budget_mb",
     "memory_estimate_mb", "fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "bench_s",
-    "bench_max_rss_mb", "bench_cpu_time", "versions",
+    "bench_max_rss_mb", "bench_cpu_time", "job_cpu_s", "versions",
 ]
 MEASUREMENT_COLUMNS = ["fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "bench_s",
-                       "bench_max_rss_mb", "bench_cpu_time"]
+                       "bench_max_rss_mb", "bench_cpu_time", "job_cpu_s"]
 STATUSES = ("ok", "out_of_memory_budget", "failed", "beyond_pool")
 
 

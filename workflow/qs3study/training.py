@@ -17,7 +17,7 @@ from .configuration import build_estimator
 from .design import parse_size, trial_seed
 from .files import read_json, write_json
 from .kernel_width import absolute_params, degenerate_kernel, gamma_scale, mean_off_diagonal
-from .runtime import limit_threads, package_versions, peak_rss_mb, setup_logging
+from .runtime import limit_threads, package_versions, peak_rss_mb, process_cpu_s, setup_logging
 
 __all__ = ["BeyondPool", "TuningFailed", "fit_warnings", "tuning_failure", "unlabeled_scores", "unlabeled_auc", "fit_and_score", "train_job"]
 
@@ -235,4 +235,5 @@ def train_job(smk):
             record.update(status="failed", reason=" ".join(f"{type(error).__name__}: {error}".split()))
             log.error("failed:\n%s", traceback.format_exc())
     record["peak_memory_mb"] = peak_rss_mb()
+    record["job_cpu_s"] = process_cpu_s()
     write_json(smk.output[0], record)

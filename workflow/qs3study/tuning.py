@@ -16,7 +16,7 @@ from .configuration import build_estimator
 from .design import parse_size, trial_seed
 from .files import write_json
 from .kernel_width import absolute_params, gamma_scale, grid_edges
-from .runtime import limit_threads, setup_logging
+from .runtime import limit_threads, process_cpu_s, setup_logging
 
 __all__ = ["STAGED", "WINDOW", "resolve_grid", "halving", "fixed_params", "scaled_grid", "widened_search",
            "candidate_bound", "SearchProgress", "tune_job"]
@@ -305,4 +305,5 @@ def tune_job(smk):
             record.update(status=status, reason=" ".join(f"{type(error).__name__}: {error}".split()))
             log.exception("search failed; its training jobs fail too, unless tuning.on_failure is 'configured'")
     record["time"] = time.perf_counter() - start
+    record["job_cpu_s"] = process_cpu_s()
     write_json(smk.output[0], record)
