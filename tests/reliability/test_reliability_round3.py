@@ -5,7 +5,6 @@ Each test failed before its fix (the issue note has the before/after table).
 
 import gzip
 import json
-import warnings
 from dataclasses import replace
 
 import numpy as np

@@ -72,7 +72,6 @@ def test_committed_design_loads_and_ci_design_has_its_structure():
 @pytest.mark.parametrize("key", design_module.REQUIRED[::5])
 def test_a_missing_setting_is_an_error_not_a_default(tmp_path, key):
     design = yaml.safe_load(DESIGN.read_text())
-    node, *path = [design, *key.split(".")]
     parent = design
     for part in key.split(".")[:-1]:
         parent = parent[part]

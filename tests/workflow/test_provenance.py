@@ -1,8 +1,11 @@
-"""Run times in the manifest: job time, CPU time and wall time from Snakemake benchmark records."""
+"""Run times in the manifest: job time, CPU time and wall time from Snakemake benchmark records, and the
+CPU time the jobs recorded themselves."""
 
+import json
+import math
 import os
 
-from qs3study.provenance import job_times
+from qs3study.provenance import job_times, jobs_cpu_s
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 
@@ -36,3 +39,12 @@ def test_an_unmeasured_cpu_time_shows_as_nan(tmp_path):
 
 def test_no_records_give_no_wall_time():
     assert job_times([]) == {"job_s": 0.0, "cpu_s": 0.0, "wall_time_s": None, "busy_s": None, "n_jobs": 0}
+
+
+def test_the_jobs_own_cpu_times_add_up_and_a_missing_one_shows_as_nan(tmp_path):
+    paths = []
+    for name, record in (("a", {"job_cpu_s": 2.5}), ("b", {"job_cpu_s": 40.0}), ("old", {"fit_time": 1.0})):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(record))
+    assert jobs_cpu_s(paths[:2]) == 42.5 and jobs_cpu_s([]) == 0.0
+    assert math.isnan(jobs_cpu_s(paths))

@@ -13,7 +13,6 @@ import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from qs3study import figures, tables, training
 from qs3study.configuration import check_methods

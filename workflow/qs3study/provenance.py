@@ -14,7 +14,7 @@ from .files import read_json, write_json
 from .runtime import package_versions, setup_logging
 from .tables import read_benchmark
 
-__all__ = ["RESTORED", "git_state", "machine", "job_times", "manifest_job"]
+__all__ = ["RESTORED", "git_state", "machine", "job_times", "jobs_cpu_s", "manifest_job"]
 
 #: Where :mod:`qs3study.run_archive` records each restore of a run's archived jobs; the manifest lists them.
 RESTORED = "results/restored"
@@ -81,8 +81,22 @@ def job_times(paths, now=None):
             "n_jobs": len(records)}
 
 
+def jobs_cpu_s(paths):
+    """Sum of the CPU seconds that the jobs' JSON records say they used (``job_cpu_s``).
+
+    NaN if a record lacks it (one written before jobs recorded it, e.g. restored from an older
+    archive), so that a partial sum never passes for the whole.
+    """
+    seconds = [read_json(path).get("job_cpu_s") for path in paths]
+    return float("nan") if None in seconds else float(sum(seconds))
+
+
 def manifest_job(smk):
     """Snakemake job of rule ``manifest``: configuration, commit, date, data checksums and versions.
+
+    Its ``time`` block, per rule (``train``, ``tune``) and for ``all``: :func:`job_times` from
+    Snakemake's benchmark records, and ``job_cpu_s`` (:func:`jobs_cpu_s`), the CPU the jobs
+    themselves measured.
 
     Parameters
     ----------
@@ -110,9 +124,10 @@ def manifest_job(smk):
         "data": data,
         "kernel_width": smk.params.kernel_width,
         "tuning_per": smk.params.tuning_per,
-        "time": {"train": job_times(smk.input.benchmarks),
-                 "tune": job_times(smk.input.tune_benchmarks),
-                 "all": job_times([*smk.input.benchmarks, *smk.input.tune_benchmarks])},
+        "time": {"train": {**job_times(smk.input.benchmarks), "job_cpu_s": jobs_cpu_s(smk.input.runs)},
+                 "tune": {**job_times(smk.input.tune_benchmarks), "job_cpu_s": jobs_cpu_s(smk.input.tune_records)},
+                 "all": {**job_times([*smk.input.benchmarks, *smk.input.tune_benchmarks]),
+                         "job_cpu_s": jobs_cpu_s([*smk.input.runs, *smk.input.tune_records])}},
         "machine": machine(),
         "versions": package_versions(),
         "restored": [read_json(path) for path in sorted(Path(RESTORED).glob("*.json"))],

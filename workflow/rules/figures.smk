@@ -173,6 +173,8 @@ rule manifest:
                  *(rules.empirical_claims.output if config.get("claims") else [])],
         benchmarks=expand_design(f"{BENCHMARKS}/train/{RUN}.tsv"),
         tune_benchmarks=TUNE_BENCHMARKS,
+        runs=expand_design(rules.train.output[0]),
+        tune_records=TUNE_RECORDS,
         downloads=expand(rules.download.output[0], dataset=FILE_DATASETS),
         infos=expand(rules.prepare.output.info, dataset=SELECTED),
         X=expand(rules.prepare.output.X, dataset=SELECTED),
