@@ -113,7 +113,5 @@ def test_manifest_records_configuration_data_time_and_machine(reduced_run):
         manifest["time"]["train"]["cpu_s"] + manifest["time"]["tune"]["cpu_s"])
     assert 0 < manifest["time"]["all"]["job_cpu_s"] == pytest.approx(
         manifest["time"]["train"]["job_cpu_s"] + manifest["time"]["tune"]["job_cpu_s"])
-    # Snakemake's sampled CPU time is a lower bound of what the jobs measured (their shells aside)
-    assert manifest["time"]["all"]["job_cpu_s"] >= 0.9 * manifest["time"]["all"]["cpu_s"]
     assert manifest["machine"]["cpu_count"] >= 1
     assert all(len(entry["file_sha256"]) == 64 for entry in manifest["data"].values())
