@@ -59,9 +59,9 @@ def job_times(paths, now=None):
     -------
     dict
         ``job_s`` (sum of job durations), ``cpu_s`` (sum of the jobs' CPU times as Snakemake sampled
-        them; NaN where it could not measure one, so a missing record shows; a lower bound, since the
-        sampling leaves out most of every job longer than about 15 s: the jobs' own ``job_cpu_s``
-        (:func:`qs3study.runtime.process_cpu_s`) is exact), ``wall_time_s`` and ``busy_s`` (None
+        them; NaN where it could not measure one, so a missing record shows; it leaves out most of
+        every job longer than about 15 s and counts the job's wrapping processes too, so it is no bound
+        either way: the jobs' own ``job_cpu_s`` (:func:`qs3study.runtime.process_cpu_s`) is exact), ``wall_time_s`` and ``busy_s`` (None
         without records), ``n_jobs``.
     """
     now = datetime.datetime.now().timestamp() if now is None else now
