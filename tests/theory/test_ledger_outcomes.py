@@ -13,7 +13,7 @@ from qs3study.claims import verdicts as v
 from qs3study.claims.assemble import _offset_data as _offset_data_summary
 from qs3study.claims.assemble import exponents_of, local_exponents_of, tail_exponents_of
 from qs3study.claims.design import load_design
-from qs3study.claims.ledger import build_claims
+from qs3study.claims.ledger import build_claims, row_2
 from qs3study.claims.rate import rate_classes
 from qs3study.claims.studies import build_problems, offset_data_cells
 from qs3study.claims.summary import summarise
@@ -293,3 +293,12 @@ def test_complexity_data_must_be_the_designs_run(design, tmp_path):
     records[records["size"] != records["size"].max()].to_csv(tmp_path / "sizes.csv", index=False)
     with pytest.raises(ValueError, match="not this design's run"):
         read_complexity(design, tmp_path / "sizes.csv")
+
+
+def test_row_2_reads_the_same_for_errors_that_differ_in_their_rounding_digits():
+    """The committed ledger was assembled with 2.2e-16 on one CPU and 3.3e-16 on another: the row must not differ."""
+    c2 = {"max_kernel_error": 3.3e-16, "printed_scaling_gap": -0.5, "ks_pvalue": 0.58, "n_frequency_draws": 12800}
+    one, other = (row_2({**c2, "max_gradient_error": e}, 1e-10) for e in (2.2e-16, 3.3e-16))
+    assert one == other
+    assert "max |E[zeta] - xi| < 1e-15" in one.evidence
+    assert "< 1e-9" in row_2({**c2, "max_gradient_error": 2e-10}, 1e-10).evidence
