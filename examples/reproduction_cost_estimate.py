@@ -267,6 +267,7 @@ def report_pilot(figures, cores):
     total = sum(sum(c.values()) for c in costs.values())
     print(f"estimated total: {total / 3600:.2f} core-hours; wall time on {cores} idle cores "
           f"{total / cores / 3600:.2f} h (perfect packing)")
+    print("the jobs' own CPU only: Snakemake's process, which schedules the jobs, comes on top")
     return costs
 
 

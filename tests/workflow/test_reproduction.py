@@ -111,7 +111,13 @@ def test_manifest_records_configuration_data_time_and_machine(reduced_run):
     assert manifest["time"]["all"]["wall_time_s"] > 0 and manifest["time"]["tune"]["n_jobs"] == 2 * 9
     assert 0 < manifest["time"]["all"]["cpu_s"] == pytest.approx(
         manifest["time"]["train"]["cpu_s"] + manifest["time"]["tune"]["cpu_s"])
-    assert 0 < manifest["time"]["all"]["job_cpu_s"] == pytest.approx(
+    table = tables.read_results(reduced_run / "figures" / NAME / "results.csv")
+    tune_records = sorted((reduced_run / "results" / "tuning").glob("*/*/*.json"))
+    assert len(tune_records) == manifest["time"]["tune"]["n_jobs"]
+    assert 0 < manifest["time"]["train"]["job_cpu_s"] == pytest.approx(table["job_cpu_s"].sum())
+    assert 0 < manifest["time"]["tune"]["job_cpu_s"] == pytest.approx(
+        sum(json.loads(path.read_text())["job_cpu_s"] for path in tune_records))
+    assert manifest["time"]["all"]["job_cpu_s"] == pytest.approx(
         manifest["time"]["train"]["job_cpu_s"] + manifest["time"]["tune"]["job_cpu_s"])
     assert manifest["machine"]["cpu_count"] >= 1
     assert all(len(entry["file_sha256"]) == 64 for entry in manifest["data"].values())

@@ -114,6 +114,7 @@ def manifest_job(smk):
             "X_sha256": sha256_file(x_path), "y_sha256": sha256_file(y_path),
             "n_rows": info["n_rows"], "n_features": info["n_features"], "bin_counts": info["bin_counts"],
         }
+    train_cpu_s, tune_cpu_s = jobs_cpu_s(smk.input.runs), jobs_cpu_s(smk.input.tune_records)
     write_json(smk.output[0], {
         "configuration": smk.config["name"],
         "config": smk.config,
@@ -124,10 +125,10 @@ def manifest_job(smk):
         "data": data,
         "kernel_width": smk.params.kernel_width,
         "tuning_per": smk.params.tuning_per,
-        "time": {"train": {**job_times(smk.input.benchmarks), "job_cpu_s": jobs_cpu_s(smk.input.runs)},
-                 "tune": {**job_times(smk.input.tune_benchmarks), "job_cpu_s": jobs_cpu_s(smk.input.tune_records)},
+        "time": {"train": {**job_times(smk.input.benchmarks), "job_cpu_s": train_cpu_s},
+                 "tune": {**job_times(smk.input.tune_benchmarks), "job_cpu_s": tune_cpu_s},
                  "all": {**job_times([*smk.input.benchmarks, *smk.input.tune_benchmarks]),
-                         "job_cpu_s": jobs_cpu_s([*smk.input.runs, *smk.input.tune_records])}},
+                         "job_cpu_s": train_cpu_s + tune_cpu_s}},
         "machine": machine(),
         "versions": package_versions(),
         "restored": [read_json(path) for path in sorted(Path(RESTORED).glob("*.json"))],
