@@ -1,7 +1,7 @@
 """The README's commands, run as a user runs them: from the top of a scratch copy of the repository.
 
 Two runs of the main job (the README's first command) are shared by the tests that
-need them, each in its own copy:
+need them, each in its own copy, made once per session whatever the number of test workers:
 
 * ``default_run``: the main job run once to completion. In CI, ``.ci/run`` runs the
   same command before pytest and names its directory in ``QS3ORAO_DEFAULT_RUN``, so the
@@ -11,6 +11,9 @@ need them, each in its own copy:
   then the main job again.
 """
 
+import contextlib
+import fcntl
+import json
 import os
 import re
 import shutil
@@ -88,16 +91,44 @@ def main_job():
     return first.split(" && ")[-1]
 
 
+@contextlib.contextmanager
+def shared_folder(tmp_path_factory, worker_id, name):
+    """The folder ``name`` that every test worker (pytest-xdist) of this session sees, locked while in use.
+
+    The first worker to take the lock makes what the folder holds; the others wait, then reuse it.
+    """
+    session = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        session = session.parent  # the workers' scratch folders share it
+    with open(session / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield session / name
+
+
+def finished(checkout):
+    return (checkout / "results" / "tables" / "results.csv").is_file()
+
+
+def unfinished_elsewhere(folder):
+    """Fail if an earlier attempt (another worker's) left ``folder`` without finishing it."""
+    if folder.exists():
+        pytest.fail(f"another worker's attempt in {folder} did not finish: see that worker's failure")
+
+
 @pytest.fixture(scope="session")
-def default_run(tmp_path_factory):
+def default_run(tmp_path_factory, worker_id):
     """A finished run of the README's main job (``QS3ORAO_DEFAULT_RUN`` names one made before pytest)."""
     given = os.environ.get("QS3ORAO_DEFAULT_RUN")
     if given:
         checkout = Path(given)
-        assert (checkout / "results" / "tables" / "results.csv").is_file(), f"{given} holds no finished run"
+        assert finished(checkout), f"{given} holds no finished run"
         return checkout
-    checkout = copy_repository(tmp_path_factory.mktemp("default") / "qs3orao")
-    run_command(checkout, main_job())
+    with shared_folder(tmp_path_factory, worker_id, "default") as folder:
+        checkout = folder / "qs3orao"
+        if not finished(checkout):
+            unfinished_elsewhere(folder)
+            copy_repository(checkout)
+            run_command(checkout, main_job())
     return checkout
 
 
@@ -106,16 +137,26 @@ def result_files(checkout):
 
 
 @pytest.fixture(scope="session")
-def resumed_default_run(tmp_path_factory):
+def resumed_default_run(tmp_path_factory, worker_id):
     """The README's recovery sequence on the main job: ``kill -9``, ``snakemake --unlock``, the main job again.
 
     Returns
     -------
     checkout : pathlib.Path
     record : dict
-        ``finished_before_kill`` (result files then), ``unlock`` (the completed process).
+        ``finished_before_kill`` (result files then), ``unlock_output`` (what ``snakemake --unlock`` printed).
     """
-    checkout = copy_repository(tmp_path_factory.mktemp("resumed") / "qs3orao")
+    with shared_folder(tmp_path_factory, worker_id, "resumed") as folder:
+        checkout = folder / "qs3orao"
+        record = folder / "record.json"
+        if not record.is_file():
+            unfinished_elsewhere(folder)
+            copy_repository(checkout)
+            record.write_text(json.dumps(kill_unlock_rerun(checkout)))
+        return checkout, json.loads(record.read_text())
+
+
+def kill_unlock_rerun(checkout):
     process = subprocess.Popen(["bash", "-c", main_job()], cwd=checkout, env=shell_environment(checkout),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -126,7 +167,7 @@ def resumed_default_run(tmp_path_factory):
     finally:
         os.killpg(process.pid, signal.SIGKILL)  # kill -9 of the whole run, jobs included
         process.wait()
-    finished = len(result_files(checkout))
+    finished_before_kill = len(result_files(checkout))
     unlock = run_command(checkout, "snakemake --unlock")
     run_command(checkout, main_job())
-    return checkout, {"finished_before_kill": finished, "unlock": unlock}
+    return {"finished_before_kill": finished_before_kill, "unlock_output": unlock.stdout + unlock.stderr}
