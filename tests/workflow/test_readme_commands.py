@@ -22,13 +22,16 @@ a command added to or changed in the README without a case here fails
 import gzip
 import json
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
 from conftest import README, REPO, copy_repository, main_job, readme_commands, result_files, run_command
+from qs3orao.datasets import sha256_file
 from qs3study import tables
+from test_workflow import CONFIGS, deterministic  # tests/workflow is on sys.path (no package)
 
 INSTALL = ['python3 -m venv .venv', '.venv/bin/pip install -e ".[test]"']
 MAIN = "snakemake --workflow-profile workflow/profiles/default"
@@ -143,3 +146,30 @@ def test_kill_unlock_rerun_finishes_the_main_job(resumed_default_run, default_ru
     reference = tables.read_results(default_run / "results" / "tables" / "results.csv")
     assert len(resumed) == len(reference) == len(result_files(checkout))
     pd.testing.assert_series_equal(resumed["status"], reference["status"])
+
+
+def feature_hashes(workdir):
+    """sha256 of every prepared X.npy and y.npy of a run, by path under results/data."""
+    return {str(p.relative_to(workdir)): sha256_file(p) for p in sorted((workdir / "results" / "data").rglob("*.npy"))}
+
+
+@pytest.mark.slow
+def test_resumed_default_run_reproduces_every_dataset_bit_for_bit(default_run, resumed_default_run):
+    """The README's main job (every dataset of the default configuration) against the same job killed
+    with ``kill -9`` mid-run, unlocked and rerun (``conftest``): the same feature matrices (their hashes,
+    also against each run's manifest) and the same table and AUC table, timings aside."""
+    resumed, _ = resumed_default_run
+    hashes = feature_hashes(default_run)
+    config = yaml.safe_load((CONFIGS / "default.yaml").read_text())
+    assert {Path(p).parent.name for p in hashes} == set(config["datasets"])
+    assert feature_hashes(resumed) == hashes
+    for run in (default_run, resumed):
+        manifest = json.loads((run / "figures" / "default" / "manifest.json").read_text())
+        for dataset, entry in manifest["data"].items():
+            assert entry["X_sha256"] == hashes[f"results/data/{dataset}/X.npy"], (run, dataset)
+            assert entry["y_sha256"] == hashes[f"results/data/{dataset}/y.npy"], (run, dataset)
+    first = deterministic(tables.read_results(default_run / "results" / "tables" / "results.csv"))
+    second = deterministic(tables.read_results(resumed / "results" / "tables" / "results.csv"))
+    assert set(first["dataset"]) == set(config["datasets"])
+    pd.testing.assert_frame_equal(first, second, check_exact=True)
+    assert (default_run / "figures" / "default" / "auc_table.csv").read_bytes() == (resumed / "figures" / "default" / "auc_table.csv").read_bytes()

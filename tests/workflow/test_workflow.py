@@ -3,12 +3,11 @@
 The end-to-end tests run the tiny configuration (``tests/workflow/tiny.yaml``) in
 scratch working directories: once to completion, once again to compare the
 results table bit for bit, and once killed mid-run and resumed. The default
-configuration's bit-for-bit check compares the README's main job with the same job
-killed and resumed (both runs come from ``conftest.py``).
+configuration's bit-for-bit check after a kill is in ``test_readme_commands.py``, beside
+the README's recovery sequence whose run it shares.
 """
 
 import base64
-import json
 import os
 import signal
 import subprocess
@@ -20,7 +19,6 @@ import pandas as pd
 import pytest
 import yaml
 
-from qs3orao.datasets import sha256_file
 from qs3study import tables
 
 REPO = Path(__file__).resolve().parents[2]
@@ -190,33 +188,6 @@ def test_second_run_reproduces_the_table_bit_for_bit(tiny_run, tmp_path):
     second = deterministic(tables.read_results(tmp_path / "results" / "tables" / "results.csv"))
     pd.testing.assert_frame_equal(first, second, check_exact=True)
     assert (tiny_run / "figures" / "tiny" / "auc_table.csv").read_bytes() == (tmp_path / "figures" / "tiny" / "auc_table.csv").read_bytes()
-
-
-def feature_hashes(workdir):
-    """sha256 of every prepared X.npy and y.npy of a run, by path under results/data."""
-    return {str(p.relative_to(workdir)): sha256_file(p) for p in sorted((workdir / "results" / "data").rglob("*.npy"))}
-
-
-@pytest.mark.slow
-def test_resumed_default_run_reproduces_every_dataset_bit_for_bit(default_run, resumed_default_run):
-    """The README's main job (every dataset of the default configuration) against the same job killed
-    with ``kill -9`` mid-run, unlocked and rerun (``conftest``): the same feature matrices (their hashes,
-    also against each run's manifest) and the same table and AUC table, timings aside."""
-    resumed, _ = resumed_default_run
-    hashes = feature_hashes(default_run)
-    config = yaml.safe_load((CONFIGS / "default.yaml").read_text())
-    assert {Path(p).parent.name for p in hashes} == set(config["datasets"])
-    assert feature_hashes(resumed) == hashes
-    for run in (default_run, resumed):
-        manifest = json.loads((run / "figures" / "default" / "manifest.json").read_text())
-        for dataset, entry in manifest["data"].items():
-            assert entry["X_sha256"] == hashes[f"results/data/{dataset}/X.npy"], (run, dataset)
-            assert entry["y_sha256"] == hashes[f"results/data/{dataset}/y.npy"], (run, dataset)
-    first = deterministic(tables.read_results(default_run / "results" / "tables" / "results.csv"))
-    second = deterministic(tables.read_results(resumed / "results" / "tables" / "results.csv"))
-    assert set(first["dataset"]) == set(config["datasets"])
-    pd.testing.assert_frame_equal(first, second, check_exact=True)
-    assert (default_run / "figures" / "default" / "auc_table.csv").read_bytes() == (resumed / "figures" / "default" / "auc_table.csv").read_bytes()
 
 
 def incomplete_outputs(workdir):
