@@ -32,15 +32,17 @@ import yaml
 from conftest import README, REDONE, REPO, copy_repository, main_job, readme_commands, result_files, run_command
 from qs3orao.datasets import get_spec, load_ordinal, sha256_file
 from qs3study import tables
-from test_workflow import CONFIGS, deterministic  # tests/workflow is on sys.path (no package)
+from test_workflow import CONFIGS, PAPER_DATASETS, deterministic  # tests/workflow is on sys.path (no package)
 
 INSTALL = ['python3 -m venv .venv', '.venv/bin/pip install -e ".[test]"']
 MAIN = "snakemake --workflow-profile workflow/profiles/default"
-# Command -> what its dry run must show (a line of the job table, or that nothing is left to do).
+# Command -> what its dry run must show (a line of the job table, or that nothing is left to do), and for
+# the paper's commands which downloads (test_workflow plans the paper configuration with the mirror).
 DRY_RUN = {
-    "snakemake --configfile workflow/config/paper.yaml --profile workflow/profiles/slurm": r"^download\s+8$",
+    "snakemake --configfile workflow/config/paper.yaml --profile workflow/profiles/slurm":
+        r"^download\s+8$" + "".join(rf"(?=[\s\S]*results/downloads/{d}\.json)" for d in PAPER_DATASETS),
     "snakemake --configfile workflow/config/paper.yaml workflow/config/mirror.yaml -c2 --config select='[sgemm]'":
-        r"^download\s+1$",
+        r"^download\s+1$(?=[\s\S]*results/downloads/sgemm\.json)",
     # Its outputs are committed (figures/theory); whether they look stale depends on the copy's file times.
     "snakemake -c2 theory": r"^theory_manifest\s+1$|Nothing to be done",
     "snakemake -c2 perf": r"^perf\s+1$",
