@@ -24,18 +24,20 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
 from conftest import README, REDONE, REPO, copy_repository, main_job, readme_commands, result_files, run_command
-from qs3orao.datasets import get_spec, load_ordinal, sha256_file
+from qs3orao.datasets import sha256_file
 from qs3study import tables
-from test_workflow import CONFIGS, PAPER_DATASETS, deterministic  # tests/workflow is on sys.path (no package)
+from qs3study.data import prepare_job
+from test_study import job  # tests/workflow is on sys.path (no package)
+from test_workflow import CONFIGS, PAPER_DATASETS, deterministic
 
 INSTALL = ['python3 -m venv .venv', '.venv/bin/pip install -e ".[test]"']
 MAIN = "snakemake --workflow-profile workflow/profiles/default"
+DEFAULT_CONFIG = yaml.safe_load((CONFIGS / "default.yaml").read_text())
 # Command -> what its dry run must show (a line of the job table, or that nothing is left to do), and for
 # the paper's commands which downloads (test_workflow plans the paper configuration with the mirror).
 DRY_RUN = {
@@ -166,8 +168,7 @@ def test_resumed_default_run_reproduces_the_main_job_bit_for_bit(default_run, re
     manifest) and the same table and AUC table, timings aside."""
     resumed, _ = resumed_default_run
     hashes = feature_hashes(default_run)
-    config = yaml.safe_load((CONFIGS / "default.yaml").read_text())
-    assert {Path(p).parent.name for p in hashes} == set(config["datasets"])
+    assert {Path(p).parent.name for p in hashes} == set(DEFAULT_CONFIG["datasets"])
     assert feature_hashes(resumed) == hashes
     for run in (default_run, resumed):
         manifest = json.loads((run / "figures" / "default" / "manifest.json").read_text())
@@ -176,20 +177,25 @@ def test_resumed_default_run_reproduces_the_main_job_bit_for_bit(default_run, re
             assert entry["y_sha256"] == hashes[f"results/data/{dataset}/y.npy"], (run, dataset)
     first = deterministic(tables.read_results(default_run / "results" / "tables" / "results.csv"))
     second = deterministic(tables.read_results(resumed / "results" / "tables" / "results.csv"))
-    assert set(first["dataset"]) == set(config["datasets"])
+    assert set(first["dataset"]) == set(DEFAULT_CONFIG["datasets"])
     pd.testing.assert_frame_equal(first, second, check_exact=True)
     assert (default_run / "figures" / "default" / "auc_table.csv").read_bytes() == (resumed / "figures" / "default" / "auc_table.csv").read_bytes()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("dataset", yaml.safe_load((CONFIGS / "default.yaml").read_text())["datasets"])
-def test_every_dataset_of_the_main_job_prepares_bit_for_bit_again(default_run, dataset):
-    """Each dataset the main job prepared, prepared again in this process from what its ``info.json``
-    records: the same arrays, byte for byte (the recovery test redoes one dataset only)."""
-    info = json.loads((default_run / "results" / "data" / dataset / "info.json").read_text())
-    config = yaml.safe_load((CONFIGS / "default.yaml").read_text())
-    data = load_ordinal(get_spec(dataset), cache_dir=default_run / config["data"]["cache_dir"], mirror=None,
-                        random_state=config["protocol"]["seed"], **info["options"])
+@pytest.mark.parametrize("dataset", DEFAULT_CONFIG["datasets"])
+def test_every_dataset_of_the_main_job_prepares_bit_for_bit_again(default_run, dataset, tmp_path):
+    """Each dataset the main job prepared, prepared again by its job's code in this process, with the
+    loader options its ``info.json`` records: the same array files, byte for byte (the recovery test
+    redoes one dataset only)."""
     prepared = default_run / "results" / "data" / dataset
-    assert np.ascontiguousarray(data.X, dtype=np.float64).tobytes() == np.load(prepared / "X.npy").tobytes()
-    assert np.asarray(data.y, dtype=np.int64).tobytes() == np.load(prepared / "y.npy").tobytes()
+    info = json.loads((prepared / "info.json").read_text())
+    output = {name: str(tmp_path / f"{name}.npy") for name in ("X", "y")}
+    prepare_job(job(tmp_path, "prepare", output={**output, "info": str(tmp_path / "info.json")},
+                    params={"options": {**DEFAULT_CONFIG["datasets"][dataset], **info["options"]},
+                            "cache_dir": str(default_run / DEFAULT_CONFIG["data"]["cache_dir"]), "mirror": None,
+                            "seed": DEFAULT_CONFIG["protocol"]["seed"], "sha256": None,
+                            "protocol": DEFAULT_CONFIG["protocol"]},
+                    wildcards={"dataset": dataset}))
+    for name, path in output.items():
+        assert Path(path).read_bytes() == (prepared / f"{name}.npy").read_bytes(), name
