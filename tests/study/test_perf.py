@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from qs3study.perf import compiled_steps_ratio, lam_path_ratio, throughput_vs_gemm
+from qs3study.perf import compiled_steps_ratio, grid_pass_ratio, lam_path_ratio, throughput_vs_gemm
 
 
 def test_throughput_rows_time_each_backend_and_say_which_ran():
@@ -38,3 +38,15 @@ def test_compiled_steps_row_times_both_backends_on_the_same_converged_fit():
     numpy_count, numba_count = (int(part.split()[0]) for part in kept.split(" and "))
     assert numpy_count == numba_count
     assert float(detail.rsplit(": ", 1)[1]) < 1e-12
+
+
+def test_grid_pass_rows_time_the_path_and_the_products_it_cannot_avoid():
+    params = dict(n_iter=40, n_components=4, batch_size=2, gamma=0.5, step_offset="auto", n_jobs=1)
+    rows = grid_pass_ratio(n_samples=300, n_features=3, n_classes=3, n_labeled=60, params=params,
+                           lams=[0.5, 2.0], tradeoffs=[0.0, 0.5, 1.0], repeat=1)
+    assert [name for name, _, _ in rows] == ["grid_pass_ratio[6]", "grid_pass_floor[6]"]
+    assert all(np.isfinite(value) and value > 0 for _, value, _ in rows)
+    (_, _, path), (_, _, floor) = rows
+    assert float(path.rsplit("= ", 1)[1]) < 1e-11
+    # 6 settings x 300 rows x 40 steps (three products of 16 blocks: 48) x 8 features, 2 flops each
+    assert floor.split("flops = ")[1].startswith(f"{2 * 6 * 300 * 48 * 8:.4g} at ")
