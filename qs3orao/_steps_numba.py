@@ -1,11 +1,15 @@
-"""The compiled steps of :func:`qs3orao.engine.train` (imported only when ``step_backend="numba"``).
+"""The compiled steps of :func:`qs3orao.engine.train` and :func:`qs3orao.engine.train_path`.
+
+Imported only when ``step_backend="numba"``.
 
 :func:`group_steps` takes one group's steps as the engine's numpy loop
 (``qs3orao.engine._group_steps``) takes them, in one compiled loop instead of
 a dozen numpy calls per step.  A step reads its rows' scores through the
 group's earlier steps, and the caller adds the group's steps to every row
 after the group (as the path engine does), so the sums run in another order
-than the numpy loop's and the two agree to rounding.
+than the numpy loop's and the two agree to rounding.  :func:`path_group_steps`
+does the same for every setting of one draw pattern of the path, the
+settings innermost.
 
 Compiled at first use, cached on disk beside this file.
 """
@@ -110,3 +114,109 @@ def group_steps(cos_s, sin_s, local_rows, semi, scores, base, dense, coef, start
             group[0, done + j] = coef[i - 1, j] / root
             group[1, done + j] = coef[i - 1, m + j] / root
     return scale, -1
+
+
+@numba.njit(**_OPTIONS)
+def _read_scores(cos_s, sin_s, local, rows, base, group, done, f):
+    """``f[r, j] = base[j, rows[r]]`` plus the group's first ``done`` columns of setting ``j`` at row ``local[r]``.
+
+    Four rows at a time, the settings innermost (contiguous in ``group``), so
+    that each loaded coefficient serves four rows.
+    """
+    n_rows, n_settings = f.shape
+    for r in range(n_rows):
+        for j in range(n_settings):
+            f[r, j] = base[j, rows[r]]
+    quad = n_rows - n_rows % 4
+    for r in range(0, quad, 4):
+        a0, a1, a2, a3 = f[r], f[r + 1], f[r + 2], f[r + 3]
+        w0, w1, w2, w3 = local[r], local[r + 1], local[r + 2], local[r + 3]
+        for k in range(done):
+            c0, c1, c2, c3 = cos_s[w0, k], cos_s[w1, k], cos_s[w2, k], cos_s[w3, k]
+            s0, s1, s2, s3 = sin_s[w0, k], sin_s[w1, k], sin_s[w2, k], sin_s[w3, k]
+            gc, gs = group[0, k], group[1, k]
+            for j in range(n_settings):
+                x, y = gc[j], gs[j]
+                a0[j] += c0 * x + s0 * y
+                a1[j] += c1 * x + s1 * y
+                a2[j] += c2 * x + s2 * y
+                a3[j] += c3 * x + s3 * y
+    for r in range(quad, n_rows):
+        a, w = f[r], local[r]
+        for k in range(done):
+            c, s = cos_s[w, k], sin_s[w, k]
+            gc, gs = group[0, k], group[1, k]
+            for j in range(n_settings):
+                a[j] += c * gc[j] + s * gs[j]
+
+
+@numba.njit(**_OPTIONS)
+def path_group_steps(cos_s, sin_s, local_rows, step_rows, semi, base, coef, group, scale, alive, tradeoffs, thetas,
+                     lams, step_offsets, start, first, score_limit, f):
+    """Take the steps ``start + first + 1 ..`` of one group for the settings of one draw pattern.
+
+    The compiled :func:`qs3orao.engine._path_group_steps` for one pattern:
+    ``step_rows[q]`` and ``local_rows[q]`` are step ``q``'s rows among all rows
+    (``base``'s columns) and among ``cos_s``'s.  ``base`` (``S x n``),
+    ``coef`` (``S x n_iter x 2m``), ``scale`` and ``alive`` are the pattern's
+    settings' own (views written in place); ``group`` (``2 x G m x S``) receives
+    the group's coefficients over ``sqrt(m)`` in the features' dtype (cosine
+    part, sine part).  A diverged setting (not ``alive``) is skipped: its
+    stored values are zero and stay so.
+
+    Returns
+    -------
+    failed : int
+        The first step ``q`` at which an alive setting's sampled scores, left
+        in ``f`` (``rows x S``, divided by the scale), leave ``score_limit``
+        (nothing of that step taken, for any setting), or -1.
+    """
+    m = coef.shape[2] // 2
+    root = math.sqrt(m)
+    n_rows, n_settings = f.shape
+    scaled = np.empty(n_rows)
+    weights = np.empty(n_rows)
+    all_weights = np.zeros((n_rows, n_settings))
+    alpha = np.empty((2 * m, n_settings))
+    for q in range(first, local_rows.shape[0]):
+        i = start + q + 1
+        done = q * m
+        local = local_rows[q]
+        _read_scores(cos_s, sin_s, local, step_rows[q], base, group, done, f)
+        for r in range(n_rows):
+            for j in range(n_settings):
+                # The guard's max(|f|) |scale| <= limit, element by element (nan fails too).
+                if alive[j] and not abs(f[r, j]) * abs(scale[j]) <= score_limit:
+                    return q
+        for j in range(n_settings):
+            if alive[j]:
+                for r in range(n_rows):
+                    scaled[r] = scale[j] * f[r, j]
+                weights_into(scaled, semi, tradeoffs[j], weights)
+                for r in range(n_rows):
+                    all_weights[r, j] = weights[r]
+        alpha[:] = 0.0
+        for r in range(n_rows):
+            w = all_weights[r]
+            for k in range(m):
+                c, s = cos_s[local[r], done + k], sin_s[local[r], done + k]
+                a, b = alpha[k], alpha[m + k]
+                for j in range(n_settings):
+                    a[j] += c * w[j]
+                    b[j] += s * w[j]
+        for j in range(n_settings):
+            if not alive[j]:
+                continue
+            eta = thetas[j] / (i + step_offsets[j])
+            scale[j] *= 1.0 - eta * lams[j]
+            if abs(scale[j]) < 1e-200:
+                coef[j] *= scale[j]
+                base[j] *= scale[j]
+                group[:, :done, j] *= scale[j]
+                scale[j] = 1.0
+            for k in range(2 * m):
+                coef[j, i - 1, k] = (-eta / root) * alpha[k, j] / scale[j]
+            for k in range(m):
+                group[0, done + k, j] = coef[j, i - 1, k] / root
+                group[1, done + k, j] = coef[j, i - 1, m + k] / root
+    return -1

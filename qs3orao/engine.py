@@ -93,7 +93,7 @@ def resolve_n_jobs(n_jobs):
     return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
 
 
-def resolve_step_backend(step_backend):
+def resolve_step_backend(step_backend, *, path=False):
     """The function that takes a group's steps for ``step_backend``.
 
     Parameters
@@ -104,6 +104,8 @@ def resolve_step_backend(step_backend):
         faster when the steps, not the features, are the cost (few components, a few
         thousand rows), and equal to rounding.  There is no "auto": a
         fit's bits should not depend on whether numba happens to be installed.
+    path : bool, default=False
+        The steps of :func:`train_path` (every setting of a pass) instead of :func:`train`'s.
 
     Raises
     ------
@@ -115,12 +117,14 @@ def resolve_step_backend(step_backend):
     if not isinstance(step_backend, str) or step_backend not in STEP_BACKENDS:
         raise ValueError(f"step_backend must be one of {STEP_BACKENDS}, got {step_backend!r}")
     if step_backend == "numpy":
-        return _group_steps
+        return _path_group_steps if path else _group_steps
     try:
-        from ._steps_numba import group_steps
+        from ._steps_numba import group_steps, path_group_steps
     except ImportError as error:
         raise ImportError(f"step_backend='numba' needs numba, which cannot be imported ({error}); install it "
                           f"with pip install 'qs3orao[fast]', or choose step_backend='numpy'") from error
+    if path:
+        return partial(_compiled_path_group_steps, kernel=path_group_steps)
     return partial(_compiled_group_steps, kernel=group_steps)
 
 
@@ -657,9 +661,14 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     n_iter, batch_size, n_components, gamma, seed, block_storage, max_memory, dtype, n_jobs, trig_backend, verbose
         Shared by all settings, as in :func:`train`; ``max_memory`` must hold
         the ``S x n_iter x 2 n_components`` coefficients.
-    step_backend : {"numpy"}, default="numpy"
-        The path takes its steps with numpy only (the settings' steps are
-        products over all settings at once already).
+    step_backend : {"numpy", "numba"}, default="numpy"
+        How each group's steps are taken for every setting
+        (:func:`resolve_step_backend`): products over all settings at once, or
+        each draw pattern's settings in one compiled loop.  Either keeps the
+        plan's group length, which :func:`train`'s compiled steps may shorten
+        (:func:`compiled_group_length`); a diverging setting is then caught at
+        the iteration these groups catch it (a step checks its sampled rows, a
+        group's end every row), which its own compiled fit may name differently.
 
     Returns
     -------
@@ -674,7 +683,9 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     Raises
     ------
     ValueError
-        If ``step_backend`` is not "numpy".
+        If ``step_backend`` is not one of :data:`STEP_BACKENDS`.
+    ImportError
+        If ``step_backend="numba"`` and numba cannot be imported.
 
     Warns
     -----
@@ -688,9 +699,7 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
         raise ValueError(f"dtype must be float64 or float32, got {dtype}")
     tradeoffs = np.atleast_2d(np.asarray(tradeoffs, dtype=np.float64))
     lams, thetas, step_offsets = (np.asarray(v, dtype=np.float64).reshape(-1) for v in (lams, thetas, step_offsets))
-    if step_backend != "numpy":
-        raise ValueError(f"train_path takes its steps with numpy only, got step_backend={step_backend!r}; "
-                         f"fit each setting on its own to use the compiled steps")
+    path_steps = resolve_step_backend(step_backend, path=True)
     n_settings = tradeoffs.shape[0]
     if not lams.size == thetas.size == step_offsets.size == n_settings:
         raise ValueError(f"tradeoffs, lams, thetas and step_offsets must have one entry per setting, got "
@@ -726,8 +735,8 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
 
     with _Rows(n_jobs, trig) as row_threads:
         for members, omega, draws, start, stop, cos_s, sin_s in _with_features(Xw, groups(), row_threads, local_of):
-            _path_group_steps(cos_s, sin_s, draws, columns, local_of, coef, base, start, state,
-                              dense=members is None, rows=row_threads)
+            path_steps(cos_s, sin_s, draws, columns, local_of, coef, base, start, state,
+                       dense=members is None, rows=row_threads)
             if not dense:
                 _accumulate(base.T, Xw, omega, coef[:, start:stop].transpose(1, 2, 0), row_threads, work_bytes)
             state.guard(base, iteration=stop, settings=slice(None), stored=(coef, base))
@@ -828,8 +837,42 @@ def _path_group_steps(cos_s, sin_s, draws, columns, local_of, coef, base, start,
             coef[settings, i - 1] = alpha / state.scale[settings, None]
             group[settings, :, block] = (coef[settings, i - 1] / np.sqrt(m)).reshape(-1, 2, m)
     if dense:
-        def update(a, b):
-            base[:, a:b] += group[:, 0] @ cos_s[a:b].T + group[:, 1] @ sin_s[a:b].T
+        _add_group_to_all_rows(base, group, cos_s, sin_s, rows)
 
-        # A few chunks per thread, so that a thread slowed by another process on its core does not hold up the rest.
-        rows.run(update, base.shape[1], max(1, -(-base.shape[1] // (_UPDATE_CHUNKS * rows.n_jobs))))
+
+def _compiled_path_group_steps(cos_s, sin_s, draws, columns, local_of, coef, base, start, state, *, dense, rows,
+                               kernel):
+    """:func:`_path_group_steps` with each draw pattern's steps in one compiled loop, ``kernel``.
+
+    ``kernel`` is :func:`qs3orao._steps_numba.path_group_steps`.  It stops at
+    the first step where a setting's sampled scores leave the limit; ``state.guard``
+    then records that setting's error and zeroes it, and the loop goes on from
+    that step.
+    """
+    group = np.zeros((base.shape[0], 2, cos_s.shape[1]), cos_s.dtype)
+    for settings, (step_rows, semi) in zip(columns, draws):
+        pattern = np.zeros((2, cos_s.shape[1], settings.stop - settings.start), cos_s.dtype)
+        f = np.empty((step_rows.shape[1], pattern.shape[2]))
+        first = 0
+        while (first := kernel(cos_s, sin_s, local_of[step_rows], step_rows, semi, base[settings], coef[settings],
+                               pattern, state.scale[settings], state.alive[settings], state.tradeoffs[settings],
+                               state.thetas[settings], state.lams[settings], state.step_offsets[settings], start,
+                               first, SCORE_LIMIT, f)) >= 0:
+            alive = state.alive[settings].copy()
+            state.guard(f.T, iteration=start + first + 1, settings=settings, stored=(coef, base))
+            if np.array_equal(alive, state.alive[settings]):
+                raise RuntimeError(f"the compiled steps stopped at step {start + first + 1} but its scores pass "
+                                   f"the guard")
+            pattern[..., ~state.alive[settings]] = 0.0
+        group[settings] = pattern.transpose(2, 0, 1)
+    if dense:
+        _add_group_to_all_rows(base, group, cos_s, sin_s, rows)
+
+
+def _add_group_to_all_rows(base, group, cos_s, sin_s, rows):
+    """Every setting's scores at every row take the group's steps (the dense plan), split by rows over threads."""
+    def update(a, b):
+        base[:, a:b] += group[:, 0] @ cos_s[a:b].T + group[:, 1] @ sin_s[a:b].T
+
+    # A few chunks per thread, so that a thread slowed by another process on its core does not hold up the rest.
+    rows.run(update, base.shape[1], max(1, -(-base.shape[1] // (_UPDATE_CHUNKS * rows.n_jobs))))

@@ -249,7 +249,9 @@ class QS3ORAO(OrdinalEstimator):
         list
             Per setting, the fitted :class:`QS3ORAO`, or the
             :class:`qs3orao.DivergenceError` that setting raised (the others are
-            unaffected: they are what their own fit gives).
+            unaffected: they are what their own fit gives).  With
+            ``step_backend="numba"`` the error may name another iteration than
+            the setting's own fit does (:func:`qs3orao.engine.train_path`).
 
         Raises
         ------

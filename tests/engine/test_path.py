@@ -20,6 +20,15 @@ pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.Convergence
 WEIGHTS = [0.0, 0.3, 1.0]
 
 
+def same_groups():
+    """The own compiled fits take the plan's group length, as the path does (not compiled_group_length's).
+
+    A divergence is caught at a step's sampled rows or at a group's end, so the
+    same error (iteration and scores) needs the same groups.
+    """
+    return mock.patch.object(engine, "compiled_group_length", side_effect=lambda group, **_: group)
+
+
 @st.composite
 def path_problems(draw):
     k = draw(st.integers(2, 4))
@@ -32,7 +41,8 @@ def path_problems(draw):
     base = dict(n_iter=draw(st.integers(1, 25)), batch_size=draw(st.integers(1, 3)),
                 n_components=draw(st.integers(1, 5)), gamma=draw(st.sampled_from([0.5, 2.0])),
                 step_offset=draw(st.sampled_from([0.0, 3.0, "auto"])), random_state=draw(st.integers(0, 2**31)),
-                block_storage=draw(st.sampled_from(["memory", "regenerate"])), n_jobs=draw(st.sampled_from([1, 2])))
+                block_storage=draw(st.sampled_from(["memory", "regenerate"])), n_jobs=draw(st.sampled_from([1, 2])),
+                step_backend=draw(st.sampled_from(["numpy", "numba"])))
     return X, y, grid, base
 
 
@@ -50,12 +60,13 @@ def test_fit_path_equals_separate_fits(problem, dense, group):
     """Every setting of one pass is its own fit to rounding, under either group plan and any mix of draw patterns."""
     X, y, grid, base = problem
     estimator = QS3ORAO(**base)
-    with mock.patch.object(engine, "group_plan", return_value=(dense, group)):
+    with mock.patch.object(engine, "group_plan", return_value=(dense, group)), same_groups():
         fits = estimator.fit_path(X, y, grid)
     for setting, path_fit in zip(grid, fits):
         own = clone(estimator).set_params(**setting)
         try:
-            own.fit(X, y)
+            with same_groups():
+                own.fit(X, y)
         except DivergenceError as error:
             assert isinstance(path_fit, DivergenceError) and str(path_fit) == str(error)
             continue
@@ -63,12 +74,13 @@ def test_fit_path_equals_separate_fits(problem, dense, group):
         assert path_fit.get_params() == own.get_params()
 
 
-def test_a_diverging_setting_is_reported_alone_and_leaves_the_others_unchanged():
+@pytest.mark.parametrize("step_backend", ["numpy", "numba"])
+def test_a_diverging_setting_is_reported_alone_and_leaves_the_others_unchanged(step_backend):
     X, y = make_problem(300, 2, 4, 100, seed=2)
-    estimator = QS3ORAO(n_iter=200, gamma=2.0, random_state=3)  # the paper's schedule blows up at lam = 1e-3
+    estimator = QS3ORAO(n_iter=200, gamma=2.0, random_state=3, step_backend=step_backend)  # the paper's schedule blows up at lam = 1e-3
     grid = [dict(lam=1.0), dict(lam=1e-3), dict(lam=0.125, tradeoff=1.0)]
     fits = estimator.fit_path(X, y, grid)
-    with pytest.raises(DivergenceError) as raised:
+    with pytest.raises(DivergenceError) as raised, same_groups():
         clone(estimator).set_params(lam=1e-3).fit(X, y)
     assert isinstance(fits[1], DivergenceError) and str(fits[1]) == str(raised.value)
     for i in (0, 2):
@@ -118,9 +130,11 @@ def test_train_path_checks_one_entry_per_setting_and_the_coefficient_memory():
                    step_offsets=np.zeros(1000), **common, max_memory=2**19)
 
 
-def test_float32_features_give_each_setting_its_own_float32_fit():
+@pytest.mark.parametrize("step_backend", ["numpy", "numba"])
+def test_float32_features_give_each_setting_its_own_float32_fit(step_backend):
     X, y = make_problem(400, 3, 4, 120, seed=6)
-    estimator = QS3ORAO(n_iter=60, gamma=2.0, dtype="float32", random_state=1, step_offset="auto")
+    estimator = QS3ORAO(n_iter=60, gamma=2.0, dtype="float32", random_state=1, step_offset="auto",
+                        step_backend=step_backend)
     grid = [dict(lam=0.25, tradeoff=0.0), dict(lam=2.0, tradeoff=1.0)]
     for setting, path_fit in zip(grid, estimator.fit_path(X, y, grid)):
         own = clone(estimator).set_params(**setting).fit(X, y)
@@ -143,14 +157,15 @@ def test_settings_beyond_the_memory_budget_take_several_passes_with_the_same_res
         assert_same_fit(path_fit, clone(small).set_params(**setting).fit(X, y), X)
 
 
+@pytest.mark.parametrize("step_backend", ["numpy", "numba"])
 @pytest.mark.parametrize("dense", [True, False])
 @pytest.mark.parametrize("group, detected", [(7, "by a step's sampled rows"), (95, "by the all-row check")])
-def test_a_setting_diverging_inside_or_at_the_end_of_a_group_is_its_own_fit(dense, group, detected):
+def test_a_setting_diverging_inside_or_at_the_end_of_a_group_is_its_own_fit(dense, group, detected, step_backend):
     """The diverging setting reports its own fit's error (same iteration), the others are their own fits."""
     X, y = make_problem(300, 2, 4, 100, seed=2)
-    estimator = QS3ORAO(n_iter=200, gamma=2.0, random_state=3)
+    estimator = QS3ORAO(n_iter=200, gamma=2.0, random_state=3, step_backend=step_backend)
     grid = [dict(lam=1.0), dict(lam=1e-3), dict(lam=0.125, tradeoff=1.0), dict(lam=2e-3, tradeoff=0.0)]
-    with mock.patch.object(engine, "group_plan", return_value=(dense, group)):
+    with mock.patch.object(engine, "group_plan", return_value=(dense, group)), same_groups():
         fits = estimator.fit_path(X, y, grid)
         for setting, path_fit in zip(grid, fits):
             try:
@@ -167,12 +182,13 @@ def test_a_setting_diverging_inside_or_at_the_end_of_a_group_is_its_own_fit(dens
         assert all(i % group for i in iterations)
 
 
+@pytest.mark.parametrize("step_backend", ["numpy", "numba"])
 @pytest.mark.parametrize("dense", [True, False])
-def test_a_scale_factor_hitting_zero_inside_a_group_is_folded_as_in_the_own_fit(dense):
+def test_a_scale_factor_hitting_zero_inside_a_group_is_folded_as_in_the_own_fit(dense, step_backend):
     """theta lam = i + step_offset zeroes the factor 1 - eta_i lam at step i: everything stored before it is zeroed."""
     X, y = make_problem(200, 2, 3, 60, seed=7)
-    estimator = QS3ORAO(n_iter=30, gamma=2.0, random_state=4, step_offset=0.0)
+    estimator = QS3ORAO(n_iter=30, gamma=2.0, random_state=4, step_offset=0.0, step_backend=step_backend)
     grid = [dict(lam=1.0, theta=5.0), dict(lam=0.5, theta=6.0, tradeoff=1.0), dict(lam=0.5), dict(lam=1.0, theta=1.0)]
-    with mock.patch.object(engine, "group_plan", return_value=(dense, 8)):
+    with mock.patch.object(engine, "group_plan", return_value=(dense, 8)), same_groups():
         for setting, path_fit in zip(grid, estimator.fit_path(X, y, grid)):
             assert_same_fit(path_fit, clone(estimator).set_params(**setting).fit(X, y), X)

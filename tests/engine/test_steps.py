@@ -12,7 +12,7 @@ from baselines.converged import ConvergedQS3ORAO
 from qs3orao import QS3ORAO, engine
 from qs3orao._steps_numba import weights_into
 from qs3orao.divergence import DivergenceError
-from qs3orao.engine import resolve_step_backend, train
+from qs3orao.engine import resolve_step_backend, train, train_path
 from qs3orao.stochastic import weights_at_rows
 
 from .test_engine import make_problem
@@ -119,13 +119,38 @@ def test_numba_steps_without_numba_raise_and_say_how_to_get_it():
     with mock.patch.dict(sys.modules, {"qs3orao._steps_numba": None}):
         with pytest.raises(ImportError, match=r"step_backend='numba' needs numba.*qs3orao\[fast\]"):
             QS3ORAO(n_iter=5, step_backend="numba").fit(X, codes)
+        with pytest.raises(ImportError, match=r"step_backend='numba' needs numba"):
+            QS3ORAO(n_iter=5, step_backend="numba").fit_path(X, codes, [dict(lam=0.5), dict(lam=1.0)])
         assert QS3ORAO(n_iter=5, step_backend="numpy", random_state=0).fit(X, codes).n_iter_ == 5
 
 
-def test_the_path_refuses_the_compiled_steps_instead_of_ignoring_them():
-    X, codes = make_problem(200, 3, 3, 60, seed=0)
-    with pytest.raises(ValueError, match="train_path takes its steps with numpy only"):
-        QS3ORAO(n_iter=5, step_backend="numba").fit_path(X, codes, [dict(lam=0.5), dict(lam=1.0)])
+# The sparse plan (small budget) reads the base scores at the steps' rows among all rows, the features among the group's.
+@pytest.mark.parametrize("max_memory", [256 * 2**20, 2**17])
+def test_compiled_path_steps_give_the_numpy_path(max_memory):
+    X, codes = make_problem(2000, 4, 5, 500, seed=5)
+    tradeoffs = np.array([[0.3, 1.0, 0.0, 0.8], [1.0] * 4, [0.0] * 4, [0.5, 1.0, 0.0, 0.8], [1.0] * 4])
+    params = dict(lams=[0.5, 2.0, 0.125, 1.0, 1e-3], thetas=[3.0, 0.75, 12.0, 1.5, 1500.0],
+                  step_offsets=[0.0, 5.0, 100.0, 0.0, 0.0], n_iter=300, batch_size=6, n_components=4, gamma=1.0,
+                  seed=7, max_memory=max_memory)
+    (plain, scores_plain), (compiled, scores_compiled) = [
+        train_path(X, codes, tradeoffs, **params, step_backend=backend) for backend in ("numpy", "numba")]
+    assert engine.group_plan(2000, 6 * 11, 4, 8, max_memory)[0] == (max_memory > 2**20)
+    assert isinstance(plain[4], DivergenceError) and str(compiled[4]) == str(plain[4])
+    for g in range(4):
+        scale = np.abs(scores_plain[:, g]).max()
+        np.testing.assert_allclose(compiled[g].coef, plain[g].coef, rtol=0, atol=1e-12 * np.abs(plain[g].coef).max())
+        np.testing.assert_allclose(scores_compiled[:, g], scores_plain[:, g], rtol=0, atol=1e-12 * scale)
+
+
+def test_compiled_path_steps_say_when_their_guard_and_the_engines_disagree():
+    state = engine._PathState(np.ones(1), np.ones(1), np.zeros(1), np.ones((1, 1)), n_iter=1)
+    state.guard = lambda *args, **kwargs: None
+    base = np.full((1, 8), np.nan)
+    draws = [(np.zeros((1, 2), dtype=np.int64), np.array([], dtype=np.int64))]
+    with pytest.raises(RuntimeError, match="pass the guard"):
+        resolve_step_backend("numba", path=True)(np.ones((8, 4)), np.zeros((8, 4)), draws, [slice(0, 1)],
+                                                 np.arange(8), np.zeros((1, 1, 8)), base, 0, state, dense=True,
+                                                 rows=None)
 
 
 @given(st.integers(1, 64), st.integers(10, 300_000), st.integers(1, 2000), st.integers(1, 400), st.integers(1, 64),

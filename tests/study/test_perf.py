@@ -43,10 +43,13 @@ def test_compiled_steps_row_times_both_backends_on_the_same_converged_fit():
 def test_grid_pass_rows_time_the_path_and_the_products_it_cannot_avoid():
     params = dict(n_iter=40, n_components=4, batch_size=2, gamma=0.5, step_offset="auto", n_jobs=1)
     rows = grid_pass_ratio(n_samples=300, n_features=3, n_classes=3, n_labeled=60, params=params,
-                           lams=[0.5, 2.0], tradeoffs=[0.0, 0.5, 1.0], repeat=1)
-    assert [name for name, _, _ in rows] == ["grid_pass_ratio[6]", "grid_pass_floor[6]"]
+                           lams=[0.5, 2.0], tradeoffs=[0.0, 0.5, 1.0], step_backends=["numpy", "numba"], repeat=1)
+    assert [name for name, _, _ in rows] == ["grid_pass_ratio[6]", "grid_pass_floor[6]",
+                                             "grid_pass_ratio[6,numba]", "grid_pass_floor[6,numba]"]
     assert all(np.isfinite(value) and value > 0 for _, value, _ in rows)
-    (_, _, path), (_, _, floor) = rows
-    assert float(path.rsplit("= ", 1)[1]) < 1e-11
-    # 6 settings x 300 rows x 40 steps (three products of 16 blocks: 48) x 8 features, 2 flops each
-    assert floor.split("flops = ")[1].startswith(f"{2 * 6 * 300 * 48 * 8:.4g} at ")
+    for (_, _, path), (_, _, floor), backend in zip(rows[0::2], rows[1::2], ["numpy", "numba"]):
+        assert f"step_backend={backend};" in path and f"step_backend={backend};" in floor
+        assert float(path.rsplit("= ", 1)[1]) < 1e-11
+        # 6 settings x 300 rows x 40 steps (three products of 16 blocks: 48) x 8 features, 2 flops each
+        assert floor.split("flops = ")[1].startswith(f"{2 * 6 * 300 * 48 * 8:.4g} at ")
+    assert rows[1][2].split(" / ")[0] == rows[3][2].split(" / ")[0]  # one timing of the products for both

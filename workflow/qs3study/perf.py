@@ -229,33 +229,49 @@ def _all_row_products(n_settings, n_rows, n_iter, n_components, blocks=16):
     return products, 2 * n_settings * n_rows * features.shape[1] * n_products
 
 
-def grid_pass_ratio(*, n_samples, n_features, n_classes, n_labeled, params, lams, tradeoffs, repeat=3, seed=0):
+def grid_pass_ratio(*, n_samples, n_features, n_classes, n_labeled, params, lams, tradeoffs,
+                    step_backends=("numpy",), repeat=3, seed=0):
     """Time of one ``QS3ORAO.fit_path`` over every (``lam``, shared trade-off) pair / time of one fit.
 
-    The single fit is the grid's first setting; the largest difference of its
-    scores from the path's same setting is in the detail.  A second row,
-    ``grid_pass_floor[G]``, is the time of the all-row products alone
-    (:func:`_all_row_products`, timed in the same rounds) / time of one fit: the
-    part of the ratio that no engine keeping every setting's scores at every
-    row can remove on this machine.
+    One pair of rows per ``step_backend``, the path and the single fit on the
+    same backend (named ``grid_pass_ratio[G]`` for the numpy steps and
+    ``grid_pass_ratio[G,<backend>]`` for another), all timed in the same
+    alternating rounds.  The single fit is the grid's first setting; the
+    largest difference of its scores from the path's same setting is in the
+    detail.  Beside each ratio, ``grid_pass_floor[...]`` is the time of the
+    all-row products alone (:func:`_all_row_products`, timed in the same rounds)
+    / time of that backend's one fit: the part of the ratio that no engine
+    keeping every setting's scores at every row can remove on this machine.
     """
     X, y = ordinal_problem(n_samples, n_features, n_classes, n_labeled, seed)
     grid = [dict(lam=float(lam), tradeoff=float(t)) for lam in lams for t in tradeoffs]
-    estimator = QS3ORAO(**params, random_state=seed)
-    one = QS3ORAO(**{**params, **grid[0]}, random_state=seed)
-    products, flops = _all_row_products(len(grid), n_samples, one.n_iter, one.n_components)
-    (t_one, t_path, t_products), (fit, path, _) = _median_times(
-        [lambda: one.fit(X, y), lambda: estimator.fit_path(X, y, grid), products], repeat)
-    gap = np.abs(path[0].train_scores_ - fit.train_scores_).max()
-    diverged = sum(not isinstance(p, QS3ORAO) for p in path)
-    return [(f"grid_pass_ratio[{len(grid)}]", t_path / t_one,
-             f"fit_path over {len(lams)} lam x {len(tradeoffs)} tradeoff {t_path:.2f} s / one fit {t_one:.2f} s "
-             f"(medians of {repeat}, alternating); n={n_samples} d={n_features} k={n_classes} "
-             f"n_iter={fit.n_iter} m={fit.n_components} batch={fit.batch_size} n_jobs={fit.n_jobs}; "
-             f"{diverged} settings diverged; max |path - own fit| of the shared setting = {gap:.1e}"),
-            (f"grid_pass_floor[{len(grid)}]", t_products / t_one,
-             f"the all-row products of {len(grid)} settings alone {t_products:.2f} s / one fit {t_one:.2f} s "
-             f"(same rounds); flops = {flops:.4g} at {flops / t_products / 1e9:.1f} GFLOP/s")]
+    pairs = [(QS3ORAO(**params, step_backend=backend, random_state=seed),
+              QS3ORAO(**params, **grid[0], step_backend=backend, random_state=seed)) for backend in step_backends]
+    for estimator, one in pairs:
+        if estimator.step_backend != "numpy":  # the compiled loops load (or compile) once per process, untimed
+            estimator.fit_path(X, y, grid[:1])
+            one.fit(X, y)
+    products, flops = _all_row_products(len(grid), n_samples, pairs[0][1].n_iter, pairs[0][1].n_components)
+    funcs = [func for estimator, one in pairs
+             for func in (lambda one=one: one.fit(X, y), lambda estimator=estimator: estimator.fit_path(X, y, grid))]
+    times, outs = _median_times([*funcs, products], repeat)
+    t_products = times[-1]
+    rows = []
+    for backend, t_one, t_path, fit, path in zip(step_backends, times[0:-1:2], times[1::2], outs[0::2], outs[1::2]):
+        label = f"{len(grid)}" if backend == "numpy" else f"{len(grid)},{backend}"
+        gap = np.abs(path[0].train_scores_ - fit.train_scores_).max()
+        diverged = sum(not isinstance(p, QS3ORAO) for p in path)
+        rows += [(f"grid_pass_ratio[{label}]", t_path / t_one,
+                  f"fit_path over {len(lams)} lam x {len(tradeoffs)} tradeoff {t_path:.2f} s / one fit {t_one:.2f} s "
+                  f"(step_backend={backend}; medians of {repeat}, alternating); n={n_samples} d={n_features} "
+                  f"k={n_classes} n_iter={fit.n_iter} m={fit.n_components} batch={fit.batch_size} "
+                  f"n_jobs={fit.n_jobs}; {diverged} settings diverged; max |path - own fit| of the shared setting "
+                  f"= {gap:.1e}"),
+                 (f"grid_pass_floor[{label}]", t_products / t_one,
+                  f"the all-row products of {len(grid)} settings alone {t_products:.2f} s / one fit {t_one:.2f} s "
+                  f"(step_backend={backend}; same rounds); flops = {flops:.4g} at "
+                  f"{flops / t_products / 1e9:.1f} GFLOP/s")]
+    return rows
 
 
 def lam_path_ratio(*, n_samples, n_features, n_classes, n_labeled, gamma, lams, tradeoff, pnu_mix, repeat=3,
