@@ -89,7 +89,8 @@ class LamPath:
     #: The tuning fits fewer values than this one by one: for a kernel expansion one eigendecomposition
     #: (and the kernel's root) costs about as much as 7 LU solves (measured single-threaded at n = 400 and
     #: 1000), so the path pays off from about 12 values of ``lam`` (the 24 of a long grid), not for the
-    #: paper's 7.
+    #: paper's 7.  The single solve has since become a Cholesky factorisation (about 0.55 of the LU's time
+    #: at n = 5,500 with every row weighed), which moves the break-even up; not re-measured.
     PATH_MIN_SETTINGS = 12
 
     @staticmethod

@@ -386,7 +386,16 @@ def solve_kernel_expansion(K, codes, risk, lam, system=None):
     """Minimise ``lam/2 ||f||_H^2 + R(f)`` over ``f = sum_i c_i k(x_i, .)``, every row a centre.
 
     The stationarity condition is ``(H K + lam I) c = -g`` (as in :mod:`qs3orao.exact`),
-    formed from the structure of ``H`` in O(n^2) and solved by one LU factorisation.
+    with ``H = diag(d) + E C E^T``.  Where ``d >= 0`` (every risk whose pair
+    weights are non-negative: the paper's and SAMULT's), ``A = diag(d) K + lam I``
+    is solved through the symmetric positive definite ``S = D^{1/2} K_PP D^{1/2} + lam I``
+    on the rows ``P`` with ``d > 0`` (a row with ``d = 0`` has the row ``lam e_i^T``
+    in ``A``), by one Cholesky factorisation of ``S``: ``|P|^3 / 3`` flops against
+    ``2 n^3 / 3`` for an LU factorisation of the whole system, and the rows of
+    unlabeled data weighed 0 drop out.  The low-rank part ``E C E^T K`` is then
+    added by the Woodbury identity, ``A`` solved for ``1 + rank`` right-hand
+    sides.  Otherwise (a negative ``d``) the whole system is formed in O(n^2)
+    and solved by one LU factorisation.
 
     Parameters
     ----------
@@ -402,8 +411,10 @@ def solve_kernel_expansion(K, codes, risk, lam, system=None):
     ndarray of shape (n,)
     """
     diag, indicators, coupling, grad = _kernel_expansion_problem(K, codes, risk)
-    low_rank = coupling @ (indicators.T @ K)
     system = np.empty_like(K) if system is None else system
+    if np.all(diag >= 0.0):
+        return _solve_by_cholesky(K, diag, indicators, coupling, -grad, lam, system)
+    low_rank = coupling @ (indicators.T @ K)
     np.multiply(diag[:, None], K, out=system)
     step = chunk_rows(K.shape[0])
     for start in range(0, K.shape[0], step):
@@ -412,6 +423,61 @@ def solve_kernel_expansion(K, codes, risk, lam, system=None):
     # LAPACK is column-major: factor the transpose in place and solve with trans=1.
     lu, piv = linalg.lu_factor(system.T, overwrite_a=True, check_finite=False)
     return linalg.lu_solve((lu, piv), -grad, trans=1, check_finite=False)
+
+
+def _kernel_products(K, X):
+    """``K @ X`` by row chunks (no temporary of ``K``'s size)."""
+    out = np.empty((K.shape[0], X.shape[1]))
+    step = chunk_rows(K.shape[0])
+    for start in range(0, K.shape[0], step):
+        out[start:start + step] = K[start:start + step] @ X
+    return out
+
+
+def _solve_by_cholesky(K, diag, indicators, coupling, rhs, lam, work):
+    """``(diag(d) K + E C E^T K + lam I) c = rhs`` for ``d >= 0`` (see :func:`solve_kernel_expansion`)."""
+    weighed = np.flatnonzero(diag > 0.0)
+    idle = np.flatnonzero(diag == 0.0)
+    root = np.sqrt(diag[weighed])
+    # S in the work array's first |P|^2 entries, formed in place (no temporary of K's size).
+    S = work.reshape(-1)[:weighed.size ** 2].reshape(weighed.size, weighed.size)
+    if idle.size:
+        for i, row in enumerate(weighed):
+            np.take(K[row], weighed, out=S[i])
+    else:
+        S[...] = K
+    S *= root[:, None]
+    S *= root[None, :]
+    S[np.diag_indices_from(S)] += lam
+    # S is symmetric: its C-ordered buffer is its own Fortran-ordered transpose, factored in place.
+    factor = linalg.cho_factor(S.T, lower=False, overwrite_a=True, check_finite=False) if weighed.size else None
+
+    def solve_A(B):
+        X = np.zeros_like(B)
+        X[idle] = B[idle] / lam
+        coupled = _kernel_products(K, X)[weighed] if np.any(X[idle]) else 0.0
+        if weighed.size:
+            X[weighed] = root[:, None] * linalg.cho_solve(factor, B[weighed] / root[:, None] - root[:, None] * coupled,
+                                                          check_finite=False)
+        return X
+
+    # Woodbury with U = E C and V = E^T K: the solution is x - A^{-1} U (I + V A^{-1} U)^{-1} V x, where A x = b.
+    solved_U = solve_A(indicators @ coupling)
+    small = linalg.lu_factor(np.eye(coupling.shape[0]) + indicators.T @ _kernel_products(K, solved_U),
+                             check_finite=False)
+
+    def solve(b):
+        x = solve_A(b[:, None])
+        return (x - solved_U @ linalg.lu_solve(small, indicators.T @ _kernel_products(K, x), check_finite=False))[:, 0]
+
+    def apply(c):
+        F = _kernel_products(K, c[:, None])[:, 0]
+        return diag * F + indicators @ (coupling @ (indicators.T @ F)) + lam * c
+
+    # The Woodbury correction loses accuracy where lam is small against the kernel's spectrum; one step of
+    # iterative refinement (the residual of the original system, O(n^2)) brings it to a direct solve's residual.
+    coef = solve(rhs)
+    return coef + solve(rhs - apply(coef))
 
 
 def kernel_root(K):

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
-from qs3orao.quadratic import PairwiseRisk, ordinal_pairwise_risk, pnu_risk, rows_in, samult_risk
+from qs3orao.quadratic import (PairwiseRisk, ordinal_pairwise_risk, pnu_risk, rows_in, samult_risk,
+                               solve_kernel_expansion)
 from qs3orao.objective import ordinal_risk as core_ordinal_risk
 
 
@@ -99,3 +100,52 @@ def test_risks_add_and_scale(scores):
     total = (a + b).scaled(0.5)
     assert total.value(F, codes)[0] == pytest.approx(0.5 * (a.value(F, codes)[0] + b.value(F, codes)[0]))
     assert isinstance(total, PairwiseRisk)
+
+
+def dense_system(K, codes, risk, lam):
+    """``(H K + lam I)`` and ``-g``, ``H`` and ``g`` from the pairwise gradient (``risk.value``), not the quadratic form."""
+    n = codes.size
+    g = risk.value(np.zeros(n), codes)[1]
+    H = np.array([risk.value(e, codes)[1] - g for e in np.eye(n)]).T
+    return H @ K + lam * np.eye(n), -g
+
+
+@pytest.mark.parametrize("tradeoff", [0.0, 0.4, 1.0])  # 1.0: the unlabeled rows weigh nothing (d = 0 there)
+@pytest.mark.parametrize("lam", [2.0 ** -20, 2.0 ** -4, 8.0])
+@pytest.mark.parametrize("make_risk", [lambda t: ordinal_pairwise_risk(4, np.full(3, t)), lambda t: samult_risk(2, 4, t),
+                                       lambda t: pnu_risk(1, 4, 0.9, 0.7)])  # pnu: negative d, the LU route
+def test_kernel_expansion_solve_leaves_the_residual_of_a_dense_solve(tradeoff, lam, make_risk):
+    rng = np.random.default_rng(5)
+    codes = np.array([0, 1, 2, 3, -1, -1] * 8)
+    X = rng.normal(size=(codes.size, 2))
+    K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(axis=-1))
+    risk = make_risk(tradeoff)
+    A, rhs = dense_system(K, codes, risk, lam)
+    expected = np.linalg.solve(A, rhs)
+    work = np.full_like(K, np.nan)  # the work array is overwritten, never read
+    coef = solve_kernel_expansion(K, codes, risk, lam, system=work)
+    dense_residual = np.linalg.norm(A @ expected - rhs)
+    assert np.linalg.norm(A @ coef - rhs) <= 10 * dense_residual + 1e-13 * np.linalg.norm(rhs)
+    # Scores agree to the system's conditioning times the rounding.
+    bound = 1e-14 * np.linalg.cond(A) * np.abs(K @ expected).max()
+    np.testing.assert_allclose(K @ coef, K @ expected, rtol=0, atol=max(bound, 1e-13))
+
+
+def test_the_cholesky_route_factorises_only_the_weighed_rows():
+    from unittest import mock
+
+    from scipy import linalg
+
+    codes = np.array([0, 1, 2, -1, -1] * 4)
+    K = np.exp(-np.subtract.outer(np.arange(20.0), np.arange(20.0)) ** 2 / 50)
+    factorised = []
+    cholesky, lu = linalg.cho_factor, linalg.lu_factor
+    with mock.patch.object(linalg, "cho_factor", lambda a, **kw: factorised.append(("cholesky", a.shape)) or
+                           cholesky(a, **kw)), \
+            mock.patch.object(linalg, "lu_factor", lambda a, **kw: factorised.append(("lu", a.shape)) or lu(a, **kw)):
+        solve_kernel_expansion(K, codes, ordinal_pairwise_risk(3, np.ones(2)), 0.5)
+        solve_kernel_expansion(K, codes, ordinal_pairwise_risk(3, np.full(2, 0.5)), 0.5)
+        solve_kernel_expansion(K, codes, pnu_risk(1, 3, 1.0, 0.9), 0.5)
+    # tradeoff 1: the 12 labeled rows; 0.5: all 20; each with an LU of the low-rank part's small system
+    # (one row and column per group); PNU with a large prior (negative d): one LU of the whole system.
+    assert [f for f in factorised if f[1][0] > 10] == [("cholesky", (12, 12)), ("cholesky", (20, 20)), ("lu", (20, 20))]

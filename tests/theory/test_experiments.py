@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from qs3orao.quadratic import ordinal_pairwise_risk, samult_risk
 from qs3orao.theory.complexity import fit_exponent, run_sweep
 from baselines.registry import METHODS as REGISTRY
 from qs3study.claims.empirical import KEYS, _memory_need, empirical_claims
@@ -216,8 +217,17 @@ def test_tail_exponent_fits_the_largest_sizes_only():
     assert np.isnan(tail_exponent(n[:2], cost[:2], tail=3, confidence=0.95)[0])
 
 
+def groups(risk):
+    """Number of distinct groups of rows in a risk's pair terms (the low-rank part's size)."""
+    return len({t.upper for t in risk.terms} | {t.lower for t in risk.terms})
+
+
 def test_operation_counts_follow_the_algorithms():
-    """The literal Algorithms 1-2 evaluate ~t^2 features; the exact solve factorises one n x n matrix (2/3 n^3)."""
+    """The literal Algorithms 1-2 evaluate ~t^2 features; the exact solve factorises one n x n matrix.
+
+    With tradeoff 0.5 every row is weighed, so the factorisation is one Cholesky of an n x n matrix (1/3 n^3),
+    beside the LU of the low-rank part's small system (one row and column per group of rows).
+    """
     from qs3orao.theory.complexity import tail_exponent
 
     settings = SETTINGS
@@ -226,7 +236,8 @@ def test_operation_counts_follow_the_algorithms():
     slope = tail_exponent([r["size"] for r in literal], [r["value"] for r in literal], tail=3, confidence=0.95)[0]
     assert slope == pytest.approx(2.0, abs=0.05)
     exact = run_sweep("exact_operations_vs_n", [20, 40], settings, repeats=1)
-    assert [r["value"] for r in exact] == pytest.approx([2 / 3 * 20 ** 3, 2 / 3 * 40 ** 3])
+    small = 2 / 3 * groups(ordinal_pairwise_risk(3, np.full(2, 0.5))) ** 3
+    assert [r["value"] for r in exact] == pytest.approx([1 / 3 * 20 ** 3 + small, 1 / 3 * 40 ** 3 + small])
 
 
 def test_baseline_sweeps_time_and_count_the_exact_baselines():
@@ -238,7 +249,8 @@ def test_baseline_sweeps_time_and_count_the_exact_baselines():
     for name in ("samult_time_vs_n", "pnu_auc_time_vs_n"):
         assert run_sweep(name, [40], settings, repeats=1, sweeps=sweeps)[0]["value"] > 0
     counted = run_sweep("samult_operations_vs_n", [40], settings, repeats=1, sweeps=sweeps)[0]["value"]
-    assert counted == pytest.approx(2 * 2 / 3 * 40 ** 3)  # one n x n factorisation per ordinal split (k - 1 = 2)
+    # one n x n Cholesky factorisation per ordinal split (k - 1 = 2), and the small system's LU
+    assert counted == pytest.approx(sum(1 / 3 * 40 ** 3 + 2 / 3 * groups(samult_risk(j, 3, 0.5)) ** 3 for j in (0, 1)))
 
 
 def test_timings_count_cpu_seconds_on_the_designs_blas_threads():
