@@ -1,6 +1,7 @@
 """QS3ORAO's per-step overhead, timed for two source trees side by side (issue 20).
 
     python examples/fit_overhead_benchmark.py BASELINE_TREE [CANDIDATE_TREE] [--repeats 5]
+        [--step-backend numba]
 
 For changes to the engine's per-step bookkeeping that must not change a single
 bit.  Each tree (a checkout, for example ``git worktree add /tmp/base HEAD~1``;
@@ -16,8 +17,10 @@ alternating, ``repeats`` times:
   workload (the schema's defaults: 7 ``lam`` x 11 trade-off values, 5,000 rows,
   500 iterations, every core).
 
-It prints the median wall and CPU time of each per tree, the candidate's over
-the baseline's, and whether the two trees' scores are equal bit for bit.
+Both run on ``--step-backend`` (default numpy; with numba the compiled loops
+are loaded in each interpreter before anything is timed).  It prints the
+median wall and CPU time of each per tree, the candidate's over the
+baseline's, and whether the two trees' scores are equal bit for bit.
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ def _timed(func):
     return time.perf_counter() - wall, time.process_time() - cpu, result
 
 
-def child(tree):
-    """Time both workloads with the code of ``tree``; print a JSON line."""
+def child(tree, step_backend):
+    """Time both workloads with the code of ``tree`` on ``step_backend``; print a JSON line."""
     sys.path[:0] = [str(tree), str(tree / "workflow")]
     import warnings
 
@@ -57,9 +60,14 @@ def child(tree):
     if not Path(qs3orao.__file__).resolve().is_relative_to(tree.resolve()):
         raise RuntimeError(f"qs3orao imported from {qs3orao.__file__}, not from {tree}")
     warnings.simplefilter("ignore", ConvergenceWarning)
+    if step_backend != "numpy":
+        X, y = ordinal_problem(300, 14, 5, 100, 0)
+        ConvergedQS3ORAO(n_iter=20, max_iter=40, step_backend=step_backend, random_state=0).fit(X, y)
+        qs3orao.QS3ORAO(n_iter=20, step_backend=step_backend, random_state=0).fit_path(X, y, [{}, dict(tradeoff=1.0)])
     X, y = ordinal_problem(2500, 14, 5, 500, 0)
     fit = ConvergedQS3ORAO(batch_size=16, gamma=0.125, lam=2.0**-14, n_components=4, n_iter=2000, max_iter=8000,
-                           step_offset="auto", tol=0.01, tradeoff=[0.9, 1.0, 0.8, 0.8], n_jobs=1, random_state=0)
+                           step_offset="auto", tol=0.01, tradeoff=[0.9, 1.0, 0.8, 0.8], n_jobs=1,
+                           step_backend=step_backend, random_state=0)
     with threadpool_limits(limits=1):  # a training job's one thread
         fit_wall, fit_cpu, fitted = _timed(lambda: fit.fit(X, y))
     # The perf rule's grid_pass workload, read from this script's checkout, so both trees run the same one.
@@ -67,7 +75,7 @@ def child(tree):
     X, y = ordinal_problem(workload["n_samples"], workload["n_features"], workload["n_classes"],
                            workload["n_labeled"], 0)
     grid = [dict(lam=lam, tradeoff=t) for lam in workload["lams"] for t in workload["tradeoffs"]]
-    path = qs3orao.QS3ORAO(**workload["params"], random_state=0)
+    path = qs3orao.QS3ORAO(**workload["params"], step_backend=step_backend, random_state=0)
     path_wall, path_cpu, models = _timed(lambda: path.fit_path(X, y, grid))
     scores = [fitted.train_scores_] + [model.train_scores_ for model in models]
     digest = hashlib.sha256(b"".join(s.tobytes() for s in scores)).hexdigest()
@@ -75,18 +83,18 @@ def child(tree):
                           iterations=int(fitted.n_iter_), scores=digest)))
 
 
-def main(baseline, candidate, repeats):
+def main(baseline, candidate, repeats, step_backend):
     trees = {"baseline": baseline, "candidate": candidate}
     runs = {name: [] for name in trees}
     for r in range(repeats):
         for name, tree in trees.items():
-            out = subprocess.run([sys.executable, __file__, "--child", str(tree)], check=True, capture_output=True,
-                                 text=True, cwd=tree).stdout
+            out = subprocess.run([sys.executable, __file__, "--child", str(tree), "--step-backend", step_backend],
+                                 check=True, capture_output=True, text=True, cwd=tree).stdout
             runs[name].append(json.loads(out.strip().splitlines()[-1]))
             print(f"round {r + 1}/{repeats} {name}: {runs[name][-1]}", file=sys.stderr, flush=True)
     medians = {name: {key: statistics.median(run[key] for run in rows)
                       for key in ("fit_wall", "fit_cpu", "path_wall", "path_cpu")} for name, rows in runs.items()}
-    print(f"baseline {baseline}\ncandidate {candidate}\nmedians of {repeats}, alternating:")
+    print(f"baseline {baseline}\ncandidate {candidate}\nstep_backend {step_backend}; medians of {repeats}, alternating:")
     for key in ("fit_wall", "fit_cpu", "path_wall", "path_cpu"):
         base, cand = medians["baseline"][key], medians["candidate"][key]
         print(f"  {key:9s}  baseline {base:7.3f} s  candidate {cand:7.3f} s  candidate/baseline {cand / base:.3f}")
@@ -102,11 +110,12 @@ if __name__ == "__main__":
     parser.add_argument("baseline", type=Path, nargs="?")
     parser.add_argument("candidate", type=Path, nargs="?", default=CHECKOUT)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--step-backend", choices=["numpy", "numba"], default="numpy")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        child(args.child)
+        child(args.child, args.step_backend)
     elif args.baseline is None:
         parser.error("give the baseline tree")
     else:
-        sys.exit(main(args.baseline, args.candidate, args.repeats))
+        sys.exit(main(args.baseline, args.candidate, args.repeats, args.step_backend))

@@ -42,6 +42,7 @@ import collections
 import itertools
 import os
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -245,6 +246,18 @@ class _Rows:
     def run(self, func, n_rows, chunk_rows):
         """Call ``func(start, stop)`` for consecutive chunks of ``chunk_rows`` rows, and wait for them."""
         self.start(func, n_rows, chunk_rows)()
+
+    def call_all(self, funcs):
+        """Call every function of ``funcs`` and wait for them: the first in the caller's thread, the rest on the pool.
+
+        The caller's share starts at once, while the pool may still be busy
+        with work started before (the next group's features).
+        """
+        futures = [self._pool.submit(func) for func in funcs[1:]] if self._pool is not None else []
+        for func in funcs[:1] if futures else funcs:
+            func()
+        for future in futures:
+            future.result()
 
 
 def _accumulate(F, X, omega, coef, rows, work_bytes):
@@ -664,7 +677,8 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     step_backend : {"numpy", "numba"}, default="numpy"
         How each group's steps are taken for every setting
         (:func:`resolve_step_backend`): products over all settings at once, or
-        each draw pattern's settings in one compiled loop.  Either keeps the
+        each draw pattern's settings in compiled loops, one chunk of them per
+        thread of ``n_jobs`` (the same values as one loop).  Either keeps the
         plan's group length, which :func:`train`'s compiled steps may shorten
         (:func:`compiled_group_length`); a diverging setting is then caught at
         the iteration these groups catch it (a step checks its sampled rows, a
@@ -844,13 +858,18 @@ def _compiled_path_group_steps(cos_s, sin_s, draws, columns, local_of, coef, bas
                                kernel):
     """:func:`_path_group_steps` with each draw pattern's steps in one compiled loop, ``kernel``.
 
-    ``kernel`` is :func:`qs3orao._steps_numba.path_group_steps`.  It stops at
-    the first step where a setting's sampled scores leave the limit; ``state.guard``
-    then records that setting's error and zeroes it, and the loop goes on from
-    that step.
+    ``kernel`` is :func:`qs3orao._steps_numba.path_group_steps`.  Each
+    pattern's settings are split into one chunk per thread of ``rows``, each
+    chunk's steps one task: a setting's arithmetic does not depend on the
+    others', so the chunks give the settings' values of one loop over all.  A
+    task stops at the first step where a setting's sampled scores leave the
+    limit; ``state.guard`` then records that setting's error and zeroes it, and
+    the task goes on from that step.
     """
     group = np.zeros((base.shape[0], 2, cos_s.shape[1]), cos_s.dtype)
-    for settings, (step_rows, semi) in zip(columns, draws):
+    guarding = threading.Lock()
+
+    def steps(settings, step_rows, semi):
         pattern = np.zeros((2, cos_s.shape[1], settings.stop - settings.start), cos_s.dtype)
         f = np.empty((step_rows.shape[1], pattern.shape[2]))
         first = 0
@@ -859,12 +878,18 @@ def _compiled_path_group_steps(cos_s, sin_s, draws, columns, local_of, coef, bas
                                state.thetas[settings], state.lams[settings], state.step_offsets[settings], start,
                                first, SCORE_LIMIT, f)) >= 0:
             alive = state.alive[settings].copy()
-            state.guard(f.T, iteration=start + first + 1, settings=settings, stored=(coef, base))
+            with guarding:
+                state.guard(f.T, iteration=start + first + 1, settings=settings, stored=(coef, base))
             if np.array_equal(alive, state.alive[settings]):
                 raise RuntimeError(f"the compiled steps stopped at step {start + first + 1} but its scores pass "
                                    f"the guard")
             pattern[..., ~state.alive[settings]] = 0.0
         group[settings] = pattern.transpose(2, 0, 1)
+
+    chunks = [(slice(a, min(a + size, settings.stop)), draw) for settings, draw in zip(columns, draws)
+              for size in [-(-(settings.stop - settings.start) // rows.n_jobs)]
+              for a in range(settings.start, settings.stop, size)]
+    rows.call_all([partial(steps, settings, *draw) for settings, draw in chunks])
     if dense:
         _add_group_to_all_rows(base, group, cos_s, sin_s, rows)
 

@@ -425,6 +425,11 @@ def solve_kernel_expansion(K, codes, risk, lam, system=None):
     return linalg.lu_solve((lu, piv), -grad, trans=1, check_finite=False)
 
 
+def _curvature(F, diag, indicators, coupling):
+    """``H f`` for every row ``f`` of ``F`` (as rows), ``H = diag(d) + E C E^T`` applied from its structure in O(n)."""
+    return F * diag[None, :] + (F @ indicators) @ coupling.T @ indicators.T
+
+
 def _kernel_products(K, X):
     """``K @ X`` by row chunks (no temporary of ``K``'s size)."""
     out = np.empty((K.shape[0], X.shape[1]))
@@ -471,8 +476,7 @@ def _solve_by_cholesky(K, diag, indicators, coupling, rhs, lam, work):
         return (x - solved_U @ linalg.lu_solve(small, indicators.T @ _kernel_products(K, x), check_finite=False))[:, 0]
 
     def apply(c):
-        F = _kernel_products(K, c[:, None])[:, 0]
-        return diag * F + indicators @ (coupling @ (indicators.T @ F)) + lam * c
+        return _curvature(_kernel_products(K, c[:, None]).T, diag, indicators, coupling)[0] + lam * c
 
     # The Woodbury correction loses accuracy where lam is small against the kernel's spectrum; one step of
     # iterative refinement (the residual of the original system, O(n^2)) brings it to a direct solve's residual.
@@ -520,13 +524,10 @@ def solve_kernel_expansion_path(K, codes, risk, lams, root=None):
     system = (root * diag[None, :]) @ root + spread @ coupling @ spread.T
     values, vectors = _eigh(system)
 
-    def curvature(F):  # rows H f for the rows f of F
-        return F * diag[None, :] + (F @ indicators) @ coupling.T @ indicators.T
-
     def solve(rhs):  # row l solves (H K + lams[l] I) c = rhs[l]
         z = ((rhs @ root) @ vectors / (values[None, :] + lams[:, None])) @ vectors.T
-        return (rhs - curvature(z @ root)) / lams[:, None]
+        return (rhs - _curvature(z @ root, diag, indicators, coupling)) / lams[:, None]
 
     rhs = np.broadcast_to(-grad, (lams.size, grad.size))
     coef = solve(rhs)
-    return coef + solve(rhs - curvature(coef @ K) - lams[:, None] * coef)
+    return coef + solve(rhs - _curvature(coef @ K, diag, indicators, coupling) - lams[:, None] * coef)

