@@ -207,6 +207,26 @@ def pilot_costs(results, tune_cpu, config, pilot):
     return {name: {"tune": tune, "comparison": comparison, "sweep": sweeps[name]} for name in config["datasets"]}
 
 
+def start_up_cpu(results):
+    """CPU seconds of the training jobs beyond their fit and timed prediction: start-up, imports, reading, writing.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A run's tidy ``results.csv`` (``job_cpu_s``, ``fit_time``, ``predict_time``; a job that fitted
+        nothing, one the memory budget stopped, has neither time).
+
+    Returns
+    -------
+    per_job : pandas.Series
+        Each training job's CPU seconds beyond its fit and prediction.
+    total : float
+        The training jobs' CPU seconds.
+    """
+    fitted = results[["fit_time", "predict_time"]].fillna(0.0).sum(axis=1)
+    return results["job_cpu_s"] - fitted, float(results["job_cpu_s"].sum())
+
+
 def _budget_stops(jobs, protocol):
     """``n_unlabeled -> bool``: where the method's memory estimate passes the budget; None for a method the
     budget stopped nowhere in the pilot.
@@ -268,6 +288,10 @@ def report_pilot(figures, cores):
     print(f"estimated total: {total / 3600:.2f} core-hours; wall time on {cores} idle cores "
           f"{total / cores / 3600:.2f} h (perfect packing)")
     print("the jobs' own CPU only: Snakemake's process, which schedules the jobs, comes on top")
+    per_job, training = start_up_cpu(results)
+    print(f"the pilot's {per_job.size} training jobs spent {per_job.sum() / 60:.1f} of their {training / 60:.1f} "
+          f"CPU minutes ({per_job.sum() / training:.0%}) beyond their fits and predictions (start-up, imports, "
+          f"files; median {per_job.median():.2f} s per job), a cost per job and not per fit")
     return costs
 
 

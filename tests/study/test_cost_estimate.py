@@ -118,6 +118,14 @@ def test_a_pilot_costs_its_tuning_by_the_jobs_own_cpu_time(tmp_path):
     assert results["job_cpu_s"].sum() == pytest.approx(_pilot_results()["job_cpu_s"].sum())
 
 
+def test_the_start_up_cost_is_the_jobs_cpu_beyond_their_fits_and_predictions():
+    results = pd.DataFrame(dict(job_cpu_s=[3.0, 10.0, 0.5], fit_time=[1.0, 7.5, np.nan],
+                                predict_time=[0.25, 0.5, np.nan]))  # the last: stopped by the budget, no fit
+    per_job, total = cost.start_up_cpu(results)
+    np.testing.assert_allclose(per_job, [1.75, 2.0, 0.5])
+    assert total == pytest.approx(13.5)
+
+
 def test_a_pilot_without_the_jobs_own_cpu_times_is_refused(tmp_path):
     # Snakemake's benchmark cpu_time, all that an older pilot's tuning jobs have, undercounts long jobs
     figures = _pilot_clone(tmp_path, {"fast": [{"job_cpu_s": 40.0}, {"time": 55.0}]})
