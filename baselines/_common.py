@@ -86,11 +86,11 @@ class LamPath:
     #: The parameters :meth:`fit_path` may vary between settings: one eigendecomposition serves the whole
     #: ``lam`` path (:mod:`qs3orao.quadratic`).
     PATH_PARAMS = ("lam",)
-    #: The tuning fits fewer values than this one by one: for a kernel expansion one eigendecomposition
-    #: (and the kernel's root) costs about as much as 7 LU solves (measured single-threaded at n = 400 and
-    #: 1000), so the path pays off from about 12 values of ``lam`` (the 24 of a long grid), not for the
-    #: paper's 7.  The single solve has since become a Cholesky factorisation (about 0.55 of the LU's time
-    #: at n = 5,500 with every row weighed), which moves the break-even up; not re-measured.
+    #: The tuning fits fewer values than this one by one.  Where each value is an LU solve (M-PNU-AUC's
+    #: feature-space systems), one eigendecomposition costs about as much as 7 of them (measured
+    #: single-threaded at n = 400 and 1000), so the path pays off from about 12 values of ``lam`` (the 24
+    #: of a long grid), not for the paper's 7.  The kernel expansions, whose single solve is a Cholesky
+    #: factorisation of the weighed rows, set their own (``examples/lam_path_break_even.py``).
     PATH_MIN_SETTINGS = 12
 
     @staticmethod

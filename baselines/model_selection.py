@@ -161,9 +161,9 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
     M-SAMULT, M-PNU-AUC, f*, RFF-AUC, Nystroem-AUC: ``lam``), the candidates
     that share every other parameter are fitted on a fold by one ``fit_path``
     call, which gives what separate fits give to rounding, when they are at
-    least the estimator's ``PATH_MIN_SETTINGS`` (QS3ORAO: 2; the kernel
-    expansions: 12, the fixed feature maps: 4, where their eigendecomposition
-    pays off).
+    least the estimator's ``PATH_MIN_SETTINGS`` (QS3ORAO: 2; M-PNU-AUC: 12,
+    M-SAMULT: 20, f*: 27, the fixed feature maps: 4, where their
+    eigendecomposition pays off).
 
     Stages (cost in candidates, each costing ``n_folds`` fits):
 

@@ -60,6 +60,17 @@ def test_the_path_shortcut_fits_each_group_of_lam_values_in_one_call(problem, mo
     assert sum(calls) == 13 * 3
 
 
+@pytest.mark.parametrize("name, n_lams, path", [("qs3orao-exact", 24, False), ("qs3orao-exact", 27, True),
+                                                 ("m-samult", 19, False), ("m-samult", 24, True)])
+def test_a_kernel_expansion_takes_the_lam_path_from_its_measured_break_even(problem, monkeypatch, name, n_lams, path):
+    X, y = problem
+    calls = count_fits(monkeypatch)
+    grid = TuningGrid({"gamma": (1.0,), "lam": tuple(2.0 ** -e for e in range(n_lams))}, "tradeoff", (0.5,), 0.5,
+                      separable=name == "m-samult", per_split=False)
+    cross_validate_params(name, X, y, grid, n_folds=2)
+    assert calls == ([n_lams] * 2 if path else [1] * (2 * n_lams))
+
+
 def test_halving_scores_fewer_fits_and_chooses_among_fully_scored_candidates(problem, monkeypatch):
     X, y = problem
     full = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED)
