@@ -253,8 +253,9 @@ class _Rows:
         The caller's share starts at once, while the pool may still be busy
         with work started before (the next group's features).
         """
-        futures = [self._pool.submit(func) for func in funcs[1:]] if self._pool is not None else []
-        for func in funcs[:1] if futures else funcs:
+        here, there = (funcs[:1], funcs[1:]) if self._pool is not None else (funcs, [])
+        futures = [self._pool.submit(func) for func in there]
+        for func in here:
             func()
         for future in futures:
             future.result()
@@ -886,10 +887,12 @@ def _compiled_path_group_steps(cos_s, sin_s, draws, columns, local_of, coef, bas
             pattern[..., ~state.alive[settings]] = 0.0
         group[settings] = pattern.transpose(2, 0, 1)
 
-    chunks = [(slice(a, min(a + size, settings.stop)), draw) for settings, draw in zip(columns, draws)
-              for size in [-(-(settings.stop - settings.start) // rows.n_jobs)]
-              for a in range(settings.start, settings.stop, size)]
-    rows.call_all([partial(steps, settings, *draw) for settings, draw in chunks])
+    tasks = []
+    for settings, draw in zip(columns, draws):
+        size = -(-(settings.stop - settings.start) // rows.n_jobs)  # one chunk per thread
+        tasks += [partial(steps, slice(a, min(a + size, settings.stop)), *draw)
+                  for a in range(settings.start, settings.stop, size)]
+    rows.call_all(tasks)
     if dense:
         _add_group_to_all_rows(base, group, cos_s, sin_s, rows)
 

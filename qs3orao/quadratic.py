@@ -430,15 +430,6 @@ def _curvature(F, diag, indicators, coupling):
     return F * diag[None, :] + (F @ indicators) @ coupling.T @ indicators.T
 
 
-def _kernel_products(K, X):
-    """``K @ X`` by row chunks (no temporary of ``K``'s size)."""
-    out = np.empty((K.shape[0], X.shape[1]))
-    step = chunk_rows(K.shape[0])
-    for start in range(0, K.shape[0], step):
-        out[start:start + step] = K[start:start + step] @ X
-    return out
-
-
 def _solve_by_cholesky(K, diag, indicators, coupling, rhs, lam, work):
     """``(diag(d) K + E C E^T K + lam I) c = rhs`` for ``d >= 0`` (see :func:`solve_kernel_expansion`)."""
     weighed = np.flatnonzero(diag > 0.0)
@@ -460,7 +451,7 @@ def _solve_by_cholesky(K, diag, indicators, coupling, rhs, lam, work):
     def solve_A(B):
         X = np.zeros_like(B)
         X[idle] = B[idle] / lam
-        coupled = _kernel_products(K, X)[weighed] if np.any(X[idle]) else 0.0
+        coupled = (K @ X)[weighed] if np.any(X[idle]) else 0.0
         if weighed.size:
             X[weighed] = root[:, None] * linalg.cho_solve(factor, B[weighed] / root[:, None] - root[:, None] * coupled,
                                                           check_finite=False)
@@ -468,15 +459,15 @@ def _solve_by_cholesky(K, diag, indicators, coupling, rhs, lam, work):
 
     # Woodbury with U = E C and V = E^T K: the solution is x - A^{-1} U (I + V A^{-1} U)^{-1} V x, where A x = b.
     solved_U = solve_A(indicators @ coupling)
-    small = linalg.lu_factor(np.eye(coupling.shape[0]) + indicators.T @ _kernel_products(K, solved_U),
+    small = linalg.lu_factor(np.eye(coupling.shape[0]) + indicators.T @ (K @ solved_U),
                              check_finite=False)
 
     def solve(b):
         x = solve_A(b[:, None])
-        return (x - solved_U @ linalg.lu_solve(small, indicators.T @ _kernel_products(K, x), check_finite=False))[:, 0]
+        return (x - solved_U @ linalg.lu_solve(small, indicators.T @ (K @ x), check_finite=False))[:, 0]
 
     def apply(c):
-        return _curvature(_kernel_products(K, c[:, None]).T, diag, indicators, coupling)[0] + lam * c
+        return _curvature((K @ c)[None, :], diag, indicators, coupling)[0] + lam * c
 
     # The Woodbury correction loses accuracy where lam is small against the kernel's spectrum; one step of
     # iterative refinement (the residual of the original system, O(n^2)) brings it to a direct solve's residual.
