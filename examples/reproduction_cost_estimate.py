@@ -6,9 +6,10 @@
 
 ``--pilot``: from a finished run of the real pipeline on one dataset (a pilot:
 the configuration to cost plus an overlay ``select: [DATASET]``, run in a clone;
-its figures folder is given), every job's CPU time as the job measured it (``job_cpu_s``: start-up
-included; Snakemake's benchmark ``cpu_time`` leaves out most of every job longer than about 15 s,
-:func:`qs3study.runtime.process_cpu_s`), extrapolated to the configuration's datasets (:func:`pilot_costs`). This costs
+its figures folder is given), every job's CPU time as the job measured it (a tuning job's and a trial's
+``job_cpu_s``, a training job's own ``own_cpu_s`` beyond its trials': its start-up; Snakemake's benchmark
+``cpu_time`` leaves out most of every job longer than about 15 s, :func:`qs3study.runtime.process_cpu_s`),
+extrapolated to the configuration's datasets (:func:`pilot_costs`). This costs
 the configuration exactly as the pipeline runs it (overlays, ``tuned_by``,
 widened searches and their rounds, shared passes, lam paths, convergence
 criteria), which the fit-time model below only approximates; what it cannot
@@ -26,14 +27,14 @@ sizes). Then
 
     total = sum over jobs of (fits of the job x fit time at its size + per-job overhead)
 
-where a training job is one fit and a tuning job ``n_folds x`` the candidates
+where a training job is one fit per trial of its size and a tuning job ``n_folds x`` the candidates
 of the staged search (baselines.model_selection: the grid product, the shared
 split values, then ``(k - 1) x (values - 1)`` per-split candidates, or one for
 separable methods). Every dataset is costed with this dataset's times (scaled
 by its row count only through the sweep sizes it reaches), the per-job
-overhead (Python start-up, imports, reading the arrays) is given on the
-command line (measured as the median of ``bench_s - fit_time`` of a finished
-run's training jobs), and the total is divided by the cores (2). It is an
+overhead (Python start-up and imports) is given on the command line (measured as
+the median ``own_cpu_s`` of a finished run's training jobs, in their
+``batch.json``), and the total is divided by the cores (2). It is an
 estimate, not a measurement: fit times vary with the number of features and
 classes, and the machine may be shared.
 
@@ -152,17 +153,18 @@ def sweep_cost(measured, sizes, sweep, protocol, overhead, stops=None):
                 t = measured[b] * (s / b) ** max(slope, 0.0)
             else:
                 break
-            total += sweep.get("trials", protocol["trials"]) * (t + overhead)
+            total += sweep.get("trials", protocol["trials"]) * t + overhead  # one job runs the size's trials
         costs[name] = total
     return costs
 
 
-def pilot_costs(results, tune_cpu, config, pilot):
+def pilot_costs(results, tune_cpu, config, pilot, own_cpu=None):
     """CPU seconds per dataset of ``config``, extrapolated from a one-dataset pilot run.
 
     Per dataset: the pilot's tuning jobs and comparison jobs as measured (their
     sizes are the protocol's, the same on every dataset), and each method's
-    sweep from the medians over trials of its pilot jobs per size,
+    sweep from the medians over trials of its pilot trials per size plus the
+    median own CPU of its training jobs once per size,
     extrapolated to the dataset's sweep sizes and pool with :func:`sweep_cost`
     (a method the budget stopped in the pilot stops, at no cost, from the size
     where its memory estimate, a power law fitted on the pilot's jobs, passes the
@@ -171,13 +173,17 @@ def pilot_costs(results, tune_cpu, config, pilot):
     Parameters
     ----------
     results : pandas.DataFrame
-        The pilot's tidy ``results.csv`` (``job_cpu_s`` per training job).
+        The pilot's tidy ``results.csv`` (``job_cpu_s`` per trial).
     tune_cpu : dict
         Method label -> the CPU seconds of its tuning jobs in the pilot.
     config : dict
         The pilot run's configuration (its manifest's ``config``).
     pilot : str
         The dataset the pilot ran.
+    own_cpu : dict, optional
+        ``(method, size token) ->`` the training job's own CPU seconds beyond its trials'
+        (``batch.json``'s ``own_cpu_s``); none for a pilot whose training jobs ran one trial
+        each, whose ``job_cpu_s`` include their start-up.
 
     Returns
     -------
@@ -189,17 +195,22 @@ def pilot_costs(results, tune_cpu, config, pilot):
     if rows.empty:
         raise ValueError(f"the pilot results hold no rows of {pilot!r}")
     pool = DOCUMENTED_ROWS[pilot] - protocol["n_labeled"]
-    comparison = float(rows.loc[rows["comparison"].astype(bool), "job_cpu_s"].sum())
+    own_cpu = own_cpu or {}
+    compared = rows[rows["comparison"].astype(bool)]
+    comparison = float(compared["job_cpu_s"].sum()) + sum(
+        own_cpu.get(job, 0.0) for job in set(zip(compared["method"], compared["size"])))
     sweeps = {name: 0.0 for name in config["datasets"]}
     swept = rows[~rows["comparison"].astype(bool)]
-    for _, jobs in swept.groupby("method"):
+    for method, jobs in swept.groupby("method"):
+        own = [seconds for (label, _), seconds in own_cpu.items() if label == method]
         measured = {}
         for token, at_size in jobs.groupby("size"):
             size = pool if token == "all" else int(token)
             stopped = (at_size["status"] == "out_of_memory_budget").all()
             measured[size] = None if stopped else float(at_size["job_cpu_s"].median())
         sizes = sorted(s for s in sweep["n_unlabeled"] if s not in ("all", protocol["n_unlabeled"]))
-        costs = sweep_cost(measured, sizes, sweep, protocol, 0.0, stops=_budget_stops(jobs, protocol))
+        costs = sweep_cost(measured, sizes, sweep, protocol, float(np.median(own)) if own else 0.0,
+                           stops=_budget_stops(jobs, protocol))
         for name, seconds in costs.items():
             if name in sweeps:
                 sweeps[name] += seconds
@@ -208,20 +219,21 @@ def pilot_costs(results, tune_cpu, config, pilot):
 
 
 def start_up_cpu(results):
-    """CPU seconds of the training jobs beyond their fit and timed prediction: start-up, imports, reading, writing.
+    """CPU seconds of the trials beyond their fit and timed prediction: reading, preparing, writing.
 
     Parameters
     ----------
     results : pandas.DataFrame
-        A run's tidy ``results.csv`` (``job_cpu_s``, ``fit_time``, ``predict_time``; a job that fitted
+        A run's tidy ``results.csv`` (``job_cpu_s``, ``fit_time``, ``predict_time``; a trial that fitted
         nothing, one the memory budget stopped, has neither time).
 
     Returns
     -------
-    per_job : pandas.Series
-        Each training job's CPU seconds beyond its fit and prediction.
+    per_trial : pandas.Series
+        Each trial's CPU seconds beyond its fit and prediction (for a run whose training jobs ran one
+        trial each, their start-up too).
     total : float
-        The training jobs' CPU seconds.
+        The trials' CPU seconds.
     """
     fitted = results[["fit_time", "predict_time"]].fillna(0.0).sum(axis=1)
     return results["job_cpu_s"] - fitted, float(results["job_cpu_s"].sum())
@@ -250,6 +262,8 @@ def read_pilot(figures):
     tuning records are in ``CLONE/results/tuning``. A pilot whose jobs did not
     record their CPU time (``job_cpu_s``, from 2026-11-28) is refused: Snakemake's
     benchmark CPU time, all that such a pilot has, undercounts its longer jobs.
+    The training jobs' own CPU is read from their ``batch.json``, ``(method, size) ->
+    own_cpu_s`` (empty for a pilot whose training jobs ran one trial each).
     """
     from qs3study.files import read_json
     from qs3study.tables import read_results
@@ -272,13 +286,15 @@ def read_pilot(figures):
     tune_cpu = {}
     for method, record in tuning:
         tune_cpu[method] = tune_cpu.get(method, 0.0) + record["job_cpu_s"]
-    return config, datasets[0], results, tune_cpu
+    own_cpu = {(record["method"], record["size"]): record["own_cpu_s"] for record in
+               (read_json(path) for path in sorted(figures.parents[1].glob(f"results/runs/{datasets[0]}/*/*/batch.json")))}
+    return config, datasets[0], results, tune_cpu, own_cpu
 
 
 def report_pilot(figures, cores):
     """Print the pilot-based estimate, per dataset and in total."""
-    config, pilot, results, tune_cpu = read_pilot(figures)
-    costs = pilot_costs(results, tune_cpu, config, pilot)
+    config, pilot, results, tune_cpu, own_cpu = read_pilot(figures)
+    costs = pilot_costs(results, tune_cpu, config, pilot, own_cpu)
     print(f"{config['name']}: extrapolated from a pilot run on {pilot} ({figures}); CPU minutes per dataset")
     print("tuning jobs of the pilot: " + ", ".join(f"{m} {s / 60:.1f}" for m, s in sorted(tune_cpu.items())))
     for name, cost in costs.items():
@@ -288,10 +304,14 @@ def report_pilot(figures, cores):
     print(f"estimated total: {total / 3600:.2f} core-hours; wall time on {cores} idle cores "
           f"{total / cores / 3600:.2f} h (perfect packing)")
     print("the jobs' own CPU only: Snakemake's process, which schedules the jobs, comes on top")
-    per_job, training = start_up_cpu(results)
-    print(f"the pilot's {per_job.size} training jobs spent {per_job.sum() / 60:.1f} of their {training / 60:.1f} "
-          f"CPU minutes ({per_job.sum() / training:.0%}) beyond their fits and predictions (start-up, imports, "
-          f"files; median {per_job.median():.2f} s per job), a cost per job and not per fit")
+    per_trial, trials = start_up_cpu(results)
+    own = np.array(list(own_cpu.values()))
+    training = trials + own.sum()
+    print(f"the pilot's {per_trial.size} trials spent {per_trial.sum() / 60:.1f} of the training's {training / 60:.1f} "
+          f"CPU minutes ({per_trial.sum() / training:.0%}) beyond their fits and predictions (median "
+          f"{per_trial.median():.2f} s per trial)" + ("" if not own.size else
+          f", and its {own.size} training jobs {own.sum() / 60:.1f} ({own.sum() / training:.0%}) on their own "
+          f"start-up (imports; median {np.median(own):.2f} s per job)"))
     return costs
 
 
@@ -299,7 +319,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config", nargs="?", default=str(REPO / "workflow" / "config" / "reproduction.yaml"))
     parser.add_argument("dataset", nargs="?", default="uci_bike")
-    parser.add_argument("--overhead", type=float, default=3.0, help="seconds per job beyond its fits")
+    parser.add_argument("--overhead", type=float, default=3.0,
+                        help="seconds per job beyond its fits (a training job runs every trial of one size)")
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3, help="fits per measured size (the median is used)")
     parser.add_argument("--mirror", default=str(REPO.parent / "shared" / "data"))
@@ -347,7 +368,7 @@ def main():
             if measured and measured[max(measured)] is not None and measured[max(measured)] > 600:
                 break
             measured[size] = fit_time(spec, X, y, size, n_lab, 0, args.repeats)
-        train = protocol["trials"] * ((measured.get(protocol["n_unlabeled"]) or 0.0) + args.overhead)
+        train = protocol["trials"] * (measured.get(protocol["n_unlabeled"]) or 0.0) + args.overhead
         sweeps = sweep_cost(measured, sizes, sweep, protocol, args.overhead)
         for ratio in ratios:
             totals[ratio] += sum(tune[ratio] + train + s for s in sweeps.values())

@@ -69,6 +69,19 @@ def test_a_pilot_costs_its_own_dataset_as_measured():
     assert bike["sweep"] == pytest.approx(3 * (1.0 + 4.0 + 12.0 + 2.0 + 50.0 + at_10000))
 
 
+def test_a_pilot_adds_each_training_jobs_own_cpu_once_per_job():
+    """A training job runs its size's trials in processes forked from its own: its start-up is paid once."""
+    own = {("fast", "2000"): 2.0, ("exact", "2000"): 2.5, ("fast", "1000"): 1.5, ("fast", "5000"): 2.5,
+           ("fast", "all"): 2.0, ("exact", "1000"): 3.0, ("exact", "5000"): 3.0, ("exact", "all"): 3.0}
+    without = cost.pilot_costs(_pilot_results(), {}, PILOT_CONFIG, "uci_bike")
+    costs = cost.pilot_costs(_pilot_results(), {}, PILOT_CONFIG, "uci_bike", own)
+    bike, sgemm = costs["uci_bike"], costs["sgemm"]
+    assert bike["comparison"] == without["uci_bike"]["comparison"] + 2.0 + 2.5
+    # the sweep: per size the method's median own CPU (fast 2.0, exact 3.0), once, beside its trials
+    assert bike["sweep"] == pytest.approx(without["uci_bike"]["sweep"] + 4 * 2.0 + 3 * 3.0)  # exact stops at all
+    assert sgemm["sweep"] == pytest.approx(without["sgemm"]["sweep"] + 7 * 2.0 + 3 * 3.0)
+
+
 def test_a_pilot_extrapolates_the_sweep_by_pool_size():
     costs = cost.pilot_costs(_pilot_results(), {}, PILOT_CONFIG, "uci_bike")
     # road3d's pool (4,500 rows) stops at 1,000: its pool is the next size, interpolated from the measured ones
@@ -97,7 +110,7 @@ def test_a_pilot_without_the_dataset_is_refused():
         cost.pilot_costs(_pilot_results(), {}, PILOT_CONFIG, "sgemm")
 
 
-def _pilot_clone(tmp_path, tuning_records):
+def _pilot_clone(tmp_path, tuning_records, own_cpu=()):
     figures = tmp_path / "figures" / "pilot"
     figures.mkdir(parents=True)
     (figures / "manifest.json").write_text('{"config": {"name": "pilot"}}')
@@ -107,22 +120,30 @@ def _pilot_clone(tmp_path, tuning_records):
         folder.mkdir(parents=True)
         for trial, record in enumerate(records):
             (folder / f"trial{trial}.json").write_text(json.dumps(record))
+    for (method, size), seconds in own_cpu:
+        folder = tmp_path / "results" / "runs" / "uci_bike" / method / f"n{size}"
+        folder.mkdir(parents=True)
+        (folder / "batch.json").write_text(json.dumps(dict(method=method, size=size, own_cpu_s=seconds)))
     return figures
 
 
 def test_a_pilot_costs_its_tuning_by_the_jobs_own_cpu_time(tmp_path):
     figures = _pilot_clone(tmp_path, {"fast": [{"job_cpu_s": 40.0}, {"job_cpu_s": 20.0}],
-                                      "exact": [{"job_cpu_s": 30.0}]})
-    config, dataset, results, tune_cpu = cost.read_pilot(figures)
+                                      "exact": [{"job_cpu_s": 30.0}]},
+                           own_cpu=[(("fast", "2000"), 1.75), (("exact", "all"), 2.25)])
+    config, dataset, results, tune_cpu, own_cpu = cost.read_pilot(figures)
     assert dataset == "uci_bike" and tune_cpu == {"fast": 60.0, "exact": 30.0}
+    assert own_cpu == {("fast", "2000"): 1.75, ("exact", "all"): 2.25}
     assert results["job_cpu_s"].sum() == pytest.approx(_pilot_results()["job_cpu_s"].sum())
+    # a pilot whose training jobs ran one trial each has no batch records: their start-up is in job_cpu_s
+    assert cost.read_pilot(_pilot_clone(tmp_path / "older", {"fast": [{"job_cpu_s": 1.0}]}))[4] == {}
 
 
-def test_the_start_up_cost_is_the_jobs_cpu_beyond_their_fits_and_predictions():
+def test_the_start_up_cost_is_the_trials_cpu_beyond_their_fits_and_predictions():
     results = pd.DataFrame(dict(job_cpu_s=[3.0, 10.0, 0.5], fit_time=[1.0, 7.5, np.nan],
                                 predict_time=[0.25, 0.5, np.nan]))  # the last: stopped by the budget, no fit
-    per_job, total = cost.start_up_cpu(results)
-    np.testing.assert_allclose(per_job, [1.75, 2.0, 0.5])
+    per_trial, total = cost.start_up_cpu(results)
+    np.testing.assert_allclose(per_trial, [1.75, 2.0, 0.5])
     assert total == pytest.approx(13.5)
 
 

@@ -136,8 +136,8 @@ def default_run(tmp_path_factory, worker_id):
 
 
 REDONE = "lev"
-"""The dataset whose jobs the recovery test deletes, then redoes: a small one, whose 24 training jobs
-leave a window to kill the run in."""
+"""The dataset whose jobs the recovery test deletes, then redoes: a small one, whose training jobs
+(24 trials) leave a window to kill the run in."""
 
 
 def result_files(checkout, dataset="*"):

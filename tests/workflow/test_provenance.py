@@ -48,3 +48,11 @@ def test_the_jobs_own_cpu_times_add_up_and_a_missing_one_shows_as_nan(tmp_path):
         paths[-1].write_text(json.dumps(record))
     assert jobs_cpu_s(paths[:2]) == 42.5 and jobs_cpu_s([]) == 0.0
     assert math.isnan(jobs_cpu_s(paths))
+
+
+def test_a_training_jobs_own_cpu_is_read_from_its_batch_record(tmp_path):
+    paths = []
+    for name, record in (("a", {"own_cpu_s": 1.75, "trials": [0, 1]}), ("b", {"own_cpu_s": 2.0, "trials": [0]})):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(record))
+    assert jobs_cpu_s(paths, "own_cpu_s") == 3.75 and math.isnan(jobs_cpu_s(paths))

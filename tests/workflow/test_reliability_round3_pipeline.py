@@ -96,14 +96,15 @@ class _Job:
     def __init__(self, tmp_path, X, y, spec, tuned_file, on_failure, kernel_width="literal"):
         np.save(tmp_path / "X.npy", X)
         np.save(tmp_path / "y.npy", y)
-        self.input = {"X": str(tmp_path / "X.npy"), "y": str(tmp_path / "y.npy"), "tuned": tuned_file}
+        self.input = {"X": str(tmp_path / "X.npy"), "y": str(tmp_path / "y.npy"), "tuned": [tuned_file] if tuned_file else []}
         self.input = type("I", (dict,), {"__getattr__": dict.__getitem__})(self.input)
         self.log = [str(tmp_path / "train.log")]
-        self.output = [str(tmp_path / "run.json")]
+        self.output = [str(tmp_path / "runs")]
         self.threads = 1
-        self.wildcards = type("W", (), {"dataset": "d", "method": "m-pnu-auc", "trial": "0", "size": "all"})
+        self.wildcards = type("W", (), {"dataset": "d", "method": "m-pnu-auc", "size": "all"})
         self.params = type("P", (dict,), {"__getattr__": dict.__getitem__})(
-            spec=spec, n_labeled=60, base_seed=0, kernel_width=kernel_width, on_failure=on_failure)
+            spec=spec, trials=[0], tuned=[tuned_file], n_labeled=60, base_seed=0, kernel_width=kernel_width,
+            on_failure=on_failure)
 
 
 def _data(n=200, scale=1.0):
@@ -118,7 +119,7 @@ def _train(tmp_path, on_failure, kernel_width="literal", scale=1.0):
     spec = {"method": "m-pnu-auc", "params": {"lam": 0.1}, "memory_budget_mb": 512}
     training.train_job(_Job(tmp_path, X, y, spec, str(tmp_path / "tuned.json"), on_failure, kernel_width))
     logging.shutdown()
-    return json.loads((tmp_path / "run.json").read_text())
+    return json.loads((tmp_path / "runs" / "trial0.json").read_text())
 
 
 def test_a_training_job_after_a_failed_search_is_failed(tmp_path):
@@ -162,7 +163,7 @@ def test_a_fit_warning_lands_in_the_record(tmp_path, monkeypatch):
     spec = {"method": "m-pnu-auc", "params": {"lam": 0.1}, "memory_budget_mb": 512}
     training.train_job(_Job(tmp_path, X, y, spec, None, "fail"))
     logging.shutdown()
-    record = json.loads((tmp_path / "run.json").read_text())
+    record = json.loads((tmp_path / "runs" / "trial0.json").read_text())
     assert record["status"] == "ok" and "UserWarning: labeled scores decrease with the class" in record["warnings"]
     labeled_majority = np.bincount(y[:60]).argmax()  # the split is random: check the bounds only
     assert 0 <= record["constant_accuracy"] <= 1 and record["constant_mae"] >= 0 and labeled_majority >= 0

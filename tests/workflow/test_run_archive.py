@@ -3,6 +3,7 @@
 import base64
 import io
 import os
+import shutil
 import tarfile
 import time
 
@@ -33,19 +34,23 @@ def run_dir(tmp_path):
     write(root, "benchmarks/prepare/d.tsv", "s", mtime=1_000)
     write(root, "results/tuning/d/m/trial0.json", "{}", mtime=2_000)
     write(root, "benchmarks/tune/d/m/trial0.tsv", "s", mtime=2_000)
-    write(root, "results/runs/d/m/n10/trial0.json", "{}", mtime=3_000)
-    write(root, "logs/train/d/m/n10/trial0.log", "log", mtime=3_000)
-    write(root, "results/runs/d/m/n10/.trial1.json.tmp", "partial")          # a killed job's temporary
-    write(root, "results/runs/d/m/n10/trial2.json", "{}")                    # its job never finished
+    write(root, "results/runs/d/m/n10/trial0.json", "{}", mtime=3_000)      # a finished training job's folder
+    write(root, "results/runs/d/m/n10/batch.json", "{}", mtime=3_000)
+    write(root, "results/runs/d/m/n10/.snakemake_timestamp", "", mtime=3_000)
+    write(root, "logs/train/d/m/n10.log", "log", mtime=3_000)
+    write(root, "results/runs/d/m/n20/trial0.json", "{}")                    # a killed job's finished trial,
+    write(root, "results/runs/d/m/n20/.trial1.json.tmp", "partial")          # its temporary
+    write(root, "results/tuning/d/m/trial1.json", "{}")                      # a killed tuning job's output
     marks = root / ".snakemake" / "incomplete"
     marks.mkdir(parents=True)
-    (marks / base64.urlsafe_b64encode(b"results/runs/d/m/n10/trial2.json").decode()).touch()
+    for unfinished in (b"results/runs/d/m/n20", b"results/tuning/d/m/trial1.json"):
+        (marks / base64.urlsafe_b64encode(unfinished).decode()).touch()
     config = write(tmp_path, "config.yaml", "name: x\n")
     return root, config
 
 
-FINISHED = ["benchmarks/tune/d/m/trial0.tsv", "logs/train/d/m/n10/trial0.log", "results/runs/d/m/n10/trial0.json",
-            "results/tuning/d/m/trial0.json"]
+FINISHED = ["benchmarks/tune/d/m/trial0.tsv", "logs/train/d/m/n10.log", "results/runs/d/m/n10/.snakemake_timestamp",
+            "results/runs/d/m/n10/batch.json", "results/runs/d/m/n10/trial0.json", "results/tuning/d/m/trial0.json"]
 
 
 def test_save_keeps_finished_jobs_only_and_refuses_a_running_run(run_dir, tmp_path):
@@ -75,10 +80,10 @@ def test_restore_keeps_the_jobs_times_and_dates_the_prepared_files_back(run_dir,
     run_archive.save(tmp_path / "a.tar.gz", [config], root)
     target = fresh(tmp_path)
     record = run_archive.restore(tmp_path / "a.tar.gz", [config], target)
-    assert record["n_files"] == 4 and record["prepared_dated_back_s"] > 0
+    assert record["n_files"] == len(FINISHED) and record["prepared_dated_back_s"] > 0
     for path in FINISHED:
         assert (target / path).stat().st_mtime == (root / path).stat().st_mtime
-    assert not (target / "results/runs/d/m/n10/trial2.json").exists()
+    assert not (target / "results/runs/d/m/n20").exists() and not (target / "results/tuning/d/m/trial1.json").exists()
     dated = {p: (target / p).stat().st_mtime for p in ("results/downloads/d.json", "results/data/d/X.npy")}
     assert max(dated.values()) < 2_000  # older than the oldest restored file, so no job reruns
     assert dated["results/data/d/X.npy"] - dated["results/downloads/d.json"] == pytest.approx(5.0, abs=1e-3)
@@ -129,8 +134,8 @@ def aged(archive, seconds):
 def test_a_run_saved_restored_elsewhere_and_resumed_reruns_only_its_unfinished_jobs(tmp_path):
     first = tmp_path / "first"
     run_tiny(first, "--until", "train")
-    unfinished = sorted((first / "results" / "runs").rglob("trial1.json"))[0]
-    unfinished.unlink()
+    unfinished = sorted((first / "results" / "runs").rglob("trial1.json"))[0].parent  # a training job's folder
+    shutil.rmtree(unfinished)
     run_archive.main(["save", str(tmp_path / "run.tar.gz"), "--configfile", str(TINY), "--directory", str(first)])
     run_tiny(first)  # the same run carried to its end on the first machine: the reference
     aged(tmp_path / "run.tar.gz", 10 * 86_400)  # its outputs older than this checkout's scripts

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from qs3study import tables
-from test_workflow import EXPECTED_ROWS, REPO, TINY, environment
+from test_workflow import EXPECTED_ROWS, EXPECTED_TRAINING_JOBS, REPO, TINY, environment
 
 
 def cluster_answers():
@@ -48,7 +48,8 @@ def test_tiny_configuration_runs_end_to_end_through_the_slurm_profile(tmp_path):
     assert result.returncode == 0, output[-6000:]
     assert "Workflow requires a total number of cores" not in output
     submitted = re.findall(r"has been submitted with SLURM jobid (\d+)", output)
-    assert len(submitted) == 2 + 2 * 2 + EXPECTED_ROWS, output[-3000:]  # prepare, tune (2 datasets x 2 trials), train
+    # prepare, tune (2 datasets x 2 trials), train (one job per dataset, method and size)
+    assert len(submitted) == 2 + 2 * 2 + EXPECTED_TRAINING_JOBS, output[-3000:]
     table = tables.read_results(tmp_path / "results" / "tables" / "results.csv")
     assert len(table) == EXPECTED_ROWS and set(table["status"]) <= set(tables.STATUSES)
     assert (table.loc[table["method"] == "qs3orao", "status"] == "ok").all()

@@ -67,7 +67,7 @@ def check(directory, configuration, max_failed=0.1):
     if not table_path.is_file():
         return [f"missing {table_path}"]
     table = tables.read_results(table_path)
-    n_files = len(list((directory / "results" / "runs").rglob("*.json")))
+    n_files = len(list((directory / "results" / "runs").rglob("trial*.json")))  # one per trial, beside batch.json
     if len(table) != n_files:
         problems.append(f"results.csv has {len(table)} rows for {n_files} result files")
     if list(table.columns) != tables.COLUMNS:

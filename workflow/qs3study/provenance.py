@@ -8,11 +8,13 @@ import platform
 import subprocess
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from qs3orao.datasets import sha256_file
 
 from .files import read_json, write_json
 from .runtime import package_versions, setup_logging
-from .tables import read_benchmark
 
 __all__ = ["RESTORED", "git_state", "machine", "job_times", "jobs_cpu_s", "manifest_job"]
 
@@ -41,6 +43,20 @@ def machine():
         memory = None
     return {"node": platform.node(), "platform": platform.platform(), "processor": platform.processor(),
             "cpu_count": os.cpu_count(), "memory_gib": memory}
+
+
+def read_benchmark(path):
+    """Wall time, peak RSS (MiB) and CPU time of one Snakemake ``benchmark:`` record."""
+    record = pd.read_csv(path, sep="\t").iloc[0]
+    return {"bench_s": float(record["s"]), "bench_max_rss_mb": _float(record.get("max_rss")),
+            "bench_cpu_time": _float(record.get("cpu_time"))}
+
+
+def _float(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):  # Snakemake writes "NA" when it could not measure
+        return np.nan
 
 
 def job_times(paths, now=None):
@@ -81,13 +97,15 @@ def job_times(paths, now=None):
             "n_jobs": len(records)}
 
 
-def jobs_cpu_s(paths):
-    """Sum of the CPU seconds that the jobs' JSON records say they used (``job_cpu_s``).
+def jobs_cpu_s(paths, field="job_cpu_s"):
+    """Sum of the CPU seconds that JSON records say they used (``field``).
 
-    NaN if a record lacks it (one written before jobs recorded it, e.g. restored from an older
-    archive), so that a partial sum never passes for the whole.
+    The tuning jobs' and the trials' records have ``job_cpu_s`` (the process that
+    wrote them); a training job's ``batch.json`` has ``own_cpu_s`` (the job's process
+    beyond its trials'). NaN if a record lacks it (one written before jobs recorded it,
+    e.g. restored from an older archive), so that a partial sum never passes for the whole.
     """
-    seconds = [read_json(path).get("job_cpu_s") for path in paths]
+    seconds = [read_json(path).get(field) for path in paths]
     return float("nan") if None in seconds else float(sum(seconds))
 
 
@@ -96,7 +114,7 @@ def manifest_job(smk):
 
     Its ``time`` block, per rule (``train``, ``tune``) and for ``all``: :func:`job_times` from
     Snakemake's benchmark records, and ``job_cpu_s`` (:func:`jobs_cpu_s`), the CPU the jobs
-    themselves measured.
+    themselves measured (a training job's: its trials' processes and its own).
 
     Parameters
     ----------
@@ -114,7 +132,8 @@ def manifest_job(smk):
             "X_sha256": sha256_file(x_path), "y_sha256": sha256_file(y_path),
             "n_rows": info["n_rows"], "n_features": info["n_features"], "bin_counts": info["bin_counts"],
         }
-    train_cpu_s, tune_cpu_s = jobs_cpu_s(smk.input.runs), jobs_cpu_s(smk.input.tune_records)
+    train_cpu_s = jobs_cpu_s(smk.params.runs) + jobs_cpu_s(smk.params.batch_records, "own_cpu_s")
+    tune_cpu_s = jobs_cpu_s(smk.input.tune_records)
     write_json(smk.output[0], {
         "configuration": smk.config["name"],
         "config": smk.config,

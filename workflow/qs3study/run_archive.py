@@ -71,11 +71,15 @@ def _running(directory):
     return locks.is_dir() and any(locks.iterdir())
 
 
+#: The file Snakemake leaves in a finished ``directory()`` output (a training job's folder): its time is the folder's.
+DIRECTORY_STAMP = ".snakemake_timestamp"
+
+
 def _files(directory, folders):
     """Relative paths of the files under ``folders`` of ``directory``, hidden temporaries left out."""
     root = Path(directory)
     return [str(path.relative_to(root)) for folder in folders for path in sorted(root.joinpath(folder).rglob("*"))
-            if path.is_file() and not path.name.startswith(".")]
+            if path.is_file() and (not path.name.startswith(".") or path.name == DIRECTORY_STAMP)]
 
 
 def _prepared(directory):
@@ -88,10 +92,12 @@ def _configuration(configfiles):
 
 
 def _archived(directory):
-    """Finished job outputs to archive: relative paths; prepared data and unfinished jobs' outputs left out."""
+    """Finished job outputs to archive: relative paths; prepared data and unfinished jobs' outputs (files, and
+    every file in an unfinished job's folder) left out."""
     skip = _incomplete(directory)
     return [path for path in _files(directory, JOB_OUTPUTS)
-            if path not in skip and not any(path.startswith(f"{folder}/") for folder in PREPARED)]
+            if not any(path == output or path.startswith(f"{output}/") for output in skip)
+            and not any(path.startswith(f"{folder}/") for folder in PREPARED)]
 
 
 def save(archive, configfiles, directory="."):

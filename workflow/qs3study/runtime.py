@@ -1,15 +1,20 @@
-"""The environment of one job: its log, its thread pools, its memory peak, the package versions."""
+"""The environment of one job: its log, its thread pools, its memory peak and CPU time, its trials' processes, the package versions."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import platform
 import resource
+import signal
 import sys
+import time
 import traceback
 from importlib import metadata
 
-__all__ = ["VERSION_PACKAGES", "setup_logging", "limit_threads", "peak_rss_mb", "process_cpu_s", "package_versions"]
+__all__ = ["VERSION_PACKAGES", "setup_logging", "limit_threads", "peak_rss_mb", "process_cpu_s", "own_cpu_s",
+           "ProcessEnd", "run_forked", "package_versions"]
 
 VERSION_PACKAGES = ("qs3orao", "numpy", "scipy", "scikit-learn", "skordinal", "pandas", "snakemake")
 
@@ -57,6 +62,94 @@ def process_cpu_s():
     """
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def own_cpu_s():
+    """CPU seconds of this process alone (user and system), its children's left out."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
+
+
+@dataclasses.dataclass(frozen=True)
+class ProcessEnd:
+    """How a process :func:`run_forked` started ended, and what it used, as its parent measured it (``os.wait4``).
+
+    Attributes
+    ----------
+    exit_code : int
+        Its exit status, or minus the number of the signal that ended it (``os.waitstatus_to_exitcode``).
+    wall_s : float
+        Seconds from the fork to its end.
+    max_rss_mb : float
+        Its peak resident set size, MiB: from the memory it shared with its parent at the fork, not the parent's peak.
+    cpu_s : float
+        Its CPU seconds (user and system), its own waited-for children's included.
+    """
+
+    exit_code: int
+    wall_s: float
+    max_rss_mb: float
+    cpu_s: float
+
+    @property
+    def failure(self):
+        """None for a process that exited with status 0, else what ended it, in words."""
+        if self.exit_code == 0:
+            return None
+        if self.exit_code > 0:
+            return f"its process exited with status {self.exit_code}"
+        name = signal.Signals(-self.exit_code).name
+        cause = " (the kernel's out-of-memory killer sends it, among others)" if name == "SIGKILL" else ""
+        return f"its process was ended by signal {-self.exit_code} ({name}){cause}"
+
+
+def run_forked(func):
+    """Call ``func()`` in a child process forked from this one, and wait for it to end.
+
+    The child starts with everything this process has imported, so it pays no
+    start-up, and ends with ``os._exit``: status 0 when ``func`` returns, 1 when
+    it raises (the traceback goes to ``sys.stderr``, the job's log).  What the
+    child allocates dies with it, and its peak memory and CPU time are its own
+    (``getrusage`` in the child counts from the fork).  If this process is
+    interrupted while it waits (``KeyboardInterrupt``, or ``SystemExit`` from a
+    signal handler), the child is killed and waited for before the interruption
+    goes on, so that no trial outlives its job.
+
+    Returns
+    -------
+    ProcessEnd
+
+    Raises
+    ------
+    RuntimeError
+        On a platform without ``os.fork`` (Windows).
+    """
+    if not hasattr(os, "fork"):
+        raise RuntimeError("the training jobs run each trial in a forked process, which needs a POSIX system "
+                           "(os.fork); this platform has none")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller's code
+        code = 1
+        try:
+            func()
+            code = 0
+        except BaseException:  # noqa: BLE001 - reported in the log and by the exit status
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    try:
+        _, status, usage = os.wait4(pid, 0)
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
+    return ProcessEnd(exit_code=os.waitstatus_to_exitcode(status), wall_s=time.perf_counter() - start,
+                      max_rss_mb=usage.ru_maxrss / 1024.0, cpu_s=usage.ru_utime + usage.ru_stime)
 
 
 def package_versions():

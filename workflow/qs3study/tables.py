@@ -1,7 +1,7 @@
 """The tidy results table and the AUC summary computed from it.
 
-One row per (dataset, method, unlabeled size, trial): the result files of the
-training jobs joined with Snakemake's benchmark records. Columns listed in
+One row per (dataset, method, unlabeled size, trial): the trials' result files
+(:func:`qs3study.training.train_job`). Columns listed in
 :data:`MEASUREMENT_COLUMNS` are measurements of the machine (times, memory);
 every other column is a deterministic function of the configuration and the
 code, and is reproduced bit for bit by a rerun.
@@ -25,11 +25,10 @@ COLUMNS = [
     "n_features", "n_classes", "status", "reason", "auc", "auc_splits", "mae", "accuracy", "constant_mae",
     "constant_accuracy", "params", "tuned", "tuning_status",
     "kernel_width", "gamma_scale", "gamma_absolute", "kernel_mean_offdiag", "warnings", "n_iter_fitted", "memory_budget_mb",
-    "memory_estimate_mb", "fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "bench_s",
-    "bench_max_rss_mb", "bench_cpu_time", "job_cpu_s", "versions",
+    "memory_estimate_mb", "fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "trial_wall_s",
+    "job_cpu_s", "versions",
 ]
-MEASUREMENT_COLUMNS = ["fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "bench_s",
-                       "bench_max_rss_mb", "bench_cpu_time", "job_cpu_s"]
+MEASUREMENT_COLUMNS = ["fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "trial_wall_s", "job_cpu_s"]
 STATUSES = ("ok", "out_of_memory_budget", "failed", "beyond_pool")
 
 
@@ -37,29 +36,13 @@ def _size_order(token):
     return math.inf if token == "all" else int(token)
 
 
-def read_benchmark(path):
-    """Wall time, peak RSS (MiB) and CPU time of one Snakemake ``benchmark:`` record."""
-    record = pd.read_csv(path, sep="\t").iloc[0]
-    return {"bench_s": float(record["s"]), "bench_max_rss_mb": _float(record.get("max_rss")),
-            "bench_cpu_time": _float(record.get("cpu_time"))}
-
-
-def _float(value):
-    try:
-        return float(value)
-    except (TypeError, ValueError):  # Snakemake writes "NA" when it could not measure
-        return np.nan
-
-
-def build_results(result_paths, benchmark_paths, comparison_sizes):
+def build_results(result_paths, comparison_sizes):
     """Assemble the tidy results table.
 
     Parameters
     ----------
     result_paths : list of path-like
-        JSON result files written by :func:`qs3study.training.train_job`.
-    benchmark_paths : list of path-like
-        The matching Snakemake benchmark files, in the same order.
+        The trials' JSON result files written by :func:`qs3study.training.train_job`.
     comparison_sizes : dict
         Dataset -> size token of its AUC comparison (marks ``comparison`` rows).
 
@@ -69,9 +52,8 @@ def build_results(result_paths, benchmark_paths, comparison_sizes):
         Columns :data:`COLUMNS`, sorted by dataset, method, size, trial.
     """
     rows = []
-    for result_path, bench_path in zip(result_paths, benchmark_paths, strict=True):
+    for result_path in result_paths:
         record = json.loads(Path(result_path).read_text())
-        record.update(read_benchmark(bench_path))
         record["comparison"] = record["size"] == comparison_sizes[record["dataset"]]
         record["params"] = json.dumps(record["params"], sort_keys=True)
         record["versions"] = json.dumps(record["versions"], sort_keys=True)
@@ -301,7 +283,7 @@ def aggregate_job(smk):
         The job object injected by Snakemake.
     """
     log = setup_logging(smk.log[0])
-    table = build_results(smk.input.results, smk.input.benchmarks, smk.params.comparison_sizes)
+    table = build_results(smk.params.results, smk.params.comparison_sizes)
     log.info("%d rows; status counts:\n%s", len(table), table["status"].value_counts().to_string())
     with atomic_path(smk.output.csv) as tmp:
         table.to_csv(tmp, index=False)

@@ -1,10 +1,11 @@
-"""One training job: fit a method on one (dataset, trial, unlabeled size) and score the unlabeled rows."""
+"""Training: fit a method on each trial of one (dataset, unlabeled size) and score the unlabeled rows."""
 
 from __future__ import annotations
 
 import time
 import traceback
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -17,9 +18,10 @@ from .configuration import build_estimator
 from .design import parse_size, trial_seed
 from .files import read_json, write_json
 from .kernel_width import absolute_params, degenerate_kernel, gamma_scale, mean_off_diagonal
-from .runtime import limit_threads, package_versions, peak_rss_mb, process_cpu_s, setup_logging
+from .runtime import limit_threads, own_cpu_s, package_versions, peak_rss_mb, process_cpu_s, run_forked, setup_logging
 
-__all__ = ["BeyondPool", "TuningFailed", "fit_warnings", "tuning_failure", "unlabeled_scores", "unlabeled_auc", "fit_and_score", "train_job"]
+__all__ = ["BeyondPool", "TuningFailed", "fit_warnings", "tuning_failure", "unlabeled_scores", "unlabeled_auc",
+           "fit_and_score", "trial_record", "run_trial", "train_job"]
 
 
 class TuningFailed(Exception):
@@ -92,7 +94,7 @@ def tuning_failure(tuning, on_failure):
 
 
 def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel_width="literal"):
-    """Do the work of one job, filling ``record`` in place; exceptions propagate.
+    """Do the work of one trial, filling ``record`` in place; exceptions propagate.
 
     ``gamma`` in ``spec`` and ``tuned`` is read as ``kernel_width`` says
     (:mod:`qs3study.kernel_width`); ``record["params"]`` keeps the values as
@@ -164,36 +166,19 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel
     log.info("auc %.6f, fit %.2f s", auc, record["fit_time"])
 
 
-def train_job(smk):
-    """Snakemake job of rule ``train``: train, evaluate and write the result file of one design point.
-
-    The result is always written, with ``status`` ``ok``, ``out_of_memory_budget``
-    (the method refused a size whose arrays exceed its budget, before
-    allocating them), ``beyond_pool`` (a sweep size larger than the unlabeled
-    rows actually loaded, e.g. from a mirror's partial file) or ``failed`` (any
-    other error; the traceback is in the log), so one failing point never stops the study.
-
-    Parameters
-    ----------
-    smk : snakemake.script.Snakemake
-        The job object injected by Snakemake.
-    """
-    log = setup_logging(smk.log[0])
-    wildcards = smk.wildcards
-    spec = smk.params.spec
-    tuning = read_json(smk.input.tuned) if smk.input.get("tuned") else {}
-    tuned = tuning.get("best_params", {})
-    record = {
-        "dataset": wildcards.dataset,
-        "method": wildcards.method,
+def trial_record(dataset, method, spec, trial, size, tuning, *, base_seed, kernel_width):
+    """The result record of one trial before it is trained: what the design and its tuning fix."""
+    return {
+        "dataset": dataset,
+        "method": method,
         "base_method": spec["method"],
-        "trial": int(wildcards.trial),
-        "seed": trial_seed(wildcards.dataset, int(wildcards.trial), smk.params.base_seed),
-        "size": wildcards.size,
-        "params": {**spec["params"], **tuned},
-        "tuned": bool(tuned),
+        "trial": trial,
+        "seed": trial_seed(dataset, trial, base_seed),
+        "size": size,
+        "params": {**spec["params"], **tuning.get("best_params", {})},
+        "tuned": bool(tuning.get("best_params")),
         "tuning_status": tuning.get("status", "none"),
-        "kernel_width": smk.params.kernel_width,
+        "kernel_width": kernel_width,
         "gamma_scale": None,
         "gamma_absolute": None,
         "kernel_mean_offdiag": None,
@@ -211,16 +196,27 @@ def train_job(smk):
         "memory_estimate_mb": None,
         "versions": package_versions(),
     }
-    failure, fallback = tuning_failure(tuning, smk.params.get("on_failure", "fail"))
+
+
+def run_trial(record, X_path, y_path, spec, tuning, log, *, n_labeled, kernel_width, on_failure, threads):
+    """Train and score one trial, filling ``record`` in place, whatever happens: a failure is recorded.
+
+    Sets ``status`` ``ok``, ``out_of_memory_budget`` (the method refused a size
+    whose arrays exceed its budget, before allocating them), ``beyond_pool`` (a
+    sweep size larger than the unlabeled rows actually loaded, e.g. from a
+    mirror's partial file) or ``failed`` (any other error; the traceback is in
+    the log), and the process's ``peak_memory_mb`` and ``job_cpu_s``.
+    """
+    failure, fallback = tuning_failure(tuning, on_failure)
     if fallback:
         record["warnings"].append(fallback)
         log.warning(fallback)
-    with limit_threads(smk.threads):
+    with limit_threads(threads):
         try:
             if failure:
                 raise TuningFailed(failure)
-            fit_and_score(smk.input.X, smk.input.y, spec, tuned, record, log, n_labeled=smk.params.n_labeled,
-                          kernel_width=smk.params.kernel_width)
+            fit_and_score(X_path, y_path, spec, tuning.get("best_params", {}), record, log, n_labeled=n_labeled,
+                          kernel_width=kernel_width)
         except BeyondPool as error:
             record.update(status="beyond_pool", reason=str(error))
             log.info("not run: %s", error)
@@ -236,4 +232,58 @@ def train_job(smk):
             log.error("failed:\n%s", traceback.format_exc())
     record["peak_memory_mb"] = peak_rss_mb()
     record["job_cpu_s"] = process_cpu_s()
-    write_json(smk.output[0], record)
+
+
+def train_job(smk):
+    """Snakemake job of rule ``train``: every trial of one (dataset, method, unlabeled size), one result file each.
+
+    The job imports its libraries once and runs each trial in a process of its
+    own, forked from the job's (:func:`qs3study.runtime.run_forked`), which does
+    what a job of its own would (:func:`run_trial`): its ``rss_before_fit_mb``,
+    ``peak_memory_mb`` and ``job_cpu_s`` are that process's, none of the job's
+    start-up, and nothing a trial allocates stays for the next.  When the
+    trial's process has ended, the job adds its wall time ``trial_wall_s``,
+    measured from outside (``os.wait4``), and writes the trial's result file
+    ``trial<t>.json``.  A trial whose process dies (a signal, such as the
+    out-of-memory killer's) is recorded ``failed`` with the cause and the peak
+    memory and CPU time its process used, measured from outside, and the next
+    trial runs, so one failing point never stops the study.  Last,
+    ``batch.json`` lists the trials with the job's own CPU time beyond its
+    trials' (``own_cpu_s``: its start-up, imports and files).
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake: ``smk.output[0]`` is the folder of the results, ``smk.params.trials``
+        the trials and ``smk.params.tuned`` each trial's tuning record (None where its method has no search).
+    """
+    log = setup_logging(smk.log[0])
+    wildcards, spec, params = smk.wildcards, smk.params.spec, smk.params
+    folder = Path(smk.output[0])
+    folder.mkdir(parents=True, exist_ok=True)
+    trials = list(params.trials)
+    for number, (trial, tuned_path) in enumerate(zip(trials, params.tuned, strict=True), 1):
+        tuning = read_json(tuned_path) if tuned_path else {}
+        record = trial_record(wildcards.dataset, wildcards.method, spec, trial, wildcards.size, tuning,
+                              base_seed=params.base_seed, kernel_width=params.kernel_width)
+        child_path = folder / f".trial{trial}.child.json"
+        log.info("trial %d (%d of %d), seed %d", trial, number, len(trials), record["seed"])
+
+        def work(record=record, tuning=tuning, child_path=child_path):
+            run_trial(record, smk.input.X, smk.input.y, spec, tuning, log, n_labeled=params.n_labeled,
+                      kernel_width=params.kernel_width, on_failure=params.get("on_failure", "fail"),
+                      threads=smk.threads)
+            write_json(child_path, record)
+
+        end = run_forked(work)
+        if end.failure is None:
+            record = read_json(child_path)
+        else:
+            record.update(status="failed", reason=f"trial not finished: {end.failure}", job_cpu_s=end.cpu_s,
+                          peak_memory_mb=end.max_rss_mb)
+            log.error("trial %d not finished: %s", trial, end.failure)
+        child_path.unlink(missing_ok=True)
+        record["trial_wall_s"] = end.wall_s
+        write_json(folder / f"trial{trial}.json", record)
+    write_json(folder / "batch.json", {"dataset": wildcards.dataset, "method": wildcards.method,
+                                       "size": wildcards.size, "trials": trials, "own_cpu_s": own_cpu_s()})

@@ -1,14 +1,14 @@
-"""Aggregation stage: all result files and benchmark records -> one tidy table."""
+"""Aggregation stage: all result files -> one tidy table."""
 
 
 rule aggregate:
-    """Join result files and Snakemake benchmark records into results/tables/results.csv."""
+    """Join the trials' result files into results/tables/results.csv."""
     input:
-        results=expand_design(rules.train.output[0]),
-        benchmarks=expand_design(f"{BENCHMARKS}/train/{RUN}.tsv"),
+        batches=expand_batches(rules.train.output[0]),
     output:
         csv=f"{RESULTS}/tables/results.csv",
     params:
+        results=expand_design(f"{RESULTS}/runs/{RUN}.json"),
         comparison_sizes={dataset: comparison_size(dataset) for dataset in SELECTED},
     log:
         f"{LOGS}/aggregate.log",

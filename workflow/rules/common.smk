@@ -14,7 +14,9 @@ RESULTS = "results"
 FIGURES = f"figures/{config['name']}"
 LOGS = "logs"
 BENCHMARKS = "benchmarks"
-RUN = "{dataset}/{method}/n{size}/trial{trial}"
+# A training job is one (dataset, method, size), a batch of trials; each trial has its own result file in it.
+BATCH = "{dataset}/{method}/n{size}"
+RUN = BATCH + "/trial{trial}"
 
 
 def _fail(key, message):
@@ -155,13 +157,42 @@ def expand_design(pattern):
     return [pattern.format(dataset=d, method=m, size=s, trial=t) for d, m, s, t in design()]
 
 
-def tuned_params_input(wildcards):
-    """The tuning result a training job needs (its own, or that of the method it is ``tuned_by``), or nothing."""
-    source = method_config(config, wildcards.method)["tuned_by"] or wildcards.method
+@functools.cache
+def design_batches():
+    """The design's training jobs: ``(dataset, method, size) -> [trials]``, in design order."""
+    batches = {}
+    for dataset, method, size, trial in design():
+        batches.setdefault((dataset, method, size), []).append(trial)
+    return batches
+
+
+def expand_batches(pattern):
+    """``pattern`` formatted with every training job of the design (fields dataset, method, size)."""
+    return [pattern.format(dataset=d, method=m, size=s) for d, m, s in design_batches()]
+
+
+def batch_trials(wildcards):
+    """The trials of the training job ``wildcards`` (dataset, method, size)."""
+    return design_batches()[(wildcards.dataset, wildcards.method, wildcards.size)]
+
+
+def tuned_params_path(dataset, method, trial):
+    """The tuning result a trial's training needs (its own, or that of the method it is ``tuned_by``), or None."""
+    source = method_config(config, method)["tuned_by"] or method
     if method_config(config, source)["grid"] is None:
-        return []
-    trial = wildcards.trial if config["tuning"]["per"] == "trial" else 0  # "dataset": trial 0's values for all
-    return expand(rules.tune.output[0], dataset=wildcards.dataset, method=source, trial=trial)[0]
+        return None
+    trial = trial if config["tuning"]["per"] == "trial" else 0  # "dataset": trial 0's values for all
+    return expand(rules.tune.output[0], dataset=dataset, method=source, trial=trial)[0]
+
+
+def batch_tuned_params(wildcards):
+    """Per trial of the training job ``wildcards``, its tuning result (None without a search)."""
+    return [tuned_params_path(wildcards.dataset, wildcards.method, trial) for trial in batch_trials(wildcards)]
+
+
+def batch_tuned_input(wildcards):
+    """The tuning results the training job ``wildcards`` reads, each once."""
+    return sorted({path for path in batch_tuned_params(wildcards) if path is not None})
 
 
 def download_input(wildcards):
@@ -183,6 +214,11 @@ def resource_by_size(name, factor=1):
         return int(table[size_class(wildcards)] * factor * attempt)
 
     return _resource
+
+
+def train_runtime(wildcards, attempt=1):
+    """Minutes of a training job: its size class's runtime per trial, times its trials."""
+    return resource_by_size("runtime")(wildcards, attempt) * len(batch_trials(wildcards))
 
 
 def train_mem_mb(wildcards, attempt=1):

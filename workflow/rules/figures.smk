@@ -171,9 +171,9 @@ rule manifest:
                  *rules.publish_results.output, *(rules.screened_datasets.output if SCREENED else []),
                  *(rules.tuning_summary.output if TUNE_RECORDS else []), *rules.figure_auc_sweep.output,
                  *(rules.empirical_claims.output if config.get("claims") else [])],
-        benchmarks=expand_design(f"{BENCHMARKS}/train/{RUN}.tsv"),
+        benchmarks=expand_batches(f"{BENCHMARKS}/train/{BATCH}.tsv"),
         tune_benchmarks=TUNE_BENCHMARKS,
-        runs=expand_design(rules.train.output[0]),
+        batches=expand_batches(rules.train.output[0]),
         tune_records=TUNE_RECORDS,
         downloads=expand(rules.download.output[0], dataset=FILE_DATASETS),
         infos=expand(rules.prepare.output.info, dataset=SELECTED),
@@ -186,6 +186,8 @@ rule manifest:
         kernel_width=PROTOCOL["kernel_width"],
         tuning_per=config["tuning"]["per"],
         figures=lambda wildcards, input: input.figures,
+        runs=expand_design(f"{RESULTS}/runs/{RUN}.json"),
+        batch_records=expand_batches(f"{RESULTS}/runs/{BATCH}/batch.json"),
     log:
         f"{LOGS}/figures/manifest.log",
     localrule: True

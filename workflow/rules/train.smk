@@ -1,4 +1,4 @@
-"""Training stage: one job per (dataset, method, unlabeled size, trial), one result file each."""
+"""Training stage: one job per (dataset, method, unlabeled size), one result file per trial."""
 
 
 rule tune:
@@ -32,26 +32,29 @@ rule tune:
 
 
 rule train:
-    """Fit one method and record the unlabeled rows' ordinal AUC, fit time, peak memory and status."""
+    """Fit one method on each trial of one (dataset, unlabeled size), each trial in its own process forked from the
+    job's; one result file per trial records the unlabeled rows' ordinal AUC, fit time, peak memory and status."""
     input:
         X=rules.prepare.output.X,
         y=rules.prepare.output.y,
-        tuned=tuned_params_input,
+        tuned=batch_tuned_input,
     output:
-        f"{RESULTS}/runs/{RUN}.json",
+        directory(f"{RESULTS}/runs/{BATCH}"),
     params:
         spec=lambda wildcards: method_spec(config, wildcards.method, wildcards.dataset),
+        trials=batch_trials,
+        tuned=batch_tuned_params,
         n_labeled=PROTOCOL["n_labeled"],
         base_seed=PROTOCOL["seed"],
         kernel_width=PROTOCOL["kernel_width"],
         on_failure=config["tuning"]["on_failure"],
     log:
-        f"{LOGS}/train/{RUN}.log",
+        f"{LOGS}/train/{BATCH}.log",
     benchmark:
-        f"{BENCHMARKS}/train/{RUN}.tsv"
+        f"{BENCHMARKS}/train/{BATCH}.tsv"
     threads: 1
     resources:
         mem_mb=train_mem_mb,
-        runtime=resource_by_size("runtime"),
+        runtime=train_runtime,
     script:
         "../scripts/train.py"

@@ -1,4 +1,4 @@
-"""Snakemake adapter: join every result file and benchmark record into the tidy results table."""
+"""Snakemake adapter: join every trial's result file into the tidy results table."""
 
 from qs3study.tables import aggregate_job
 

@@ -1,4 +1,4 @@
-"""Snakemake adapter: fit one method on one (dataset, trial, unlabeled size) and score the unlabeled rows."""
+"""Snakemake adapter: fit one method on each trial of one (dataset, unlabeled size) and score the unlabeled rows."""
 
 from qs3study.training import train_job
 
