@@ -219,21 +219,24 @@ def pilot_costs(results, tune_cpu, config, pilot, own_cpu=None):
 
 
 def start_up_cpu(results):
-    """CPU seconds of the trials beyond their fit and timed prediction: reading, preparing, writing.
+    """CPU seconds of training jobs that ran one trial each beyond their fit and timed prediction: start-up.
+
+    For a run before the trials shared a job (no ``batch.json``), whose ``job_cpu_s``
+    included the job's start-up; the fit and prediction times are wall seconds, which
+    that start-up (imports, about 2 CPU-s) outweighs.
 
     Parameters
     ----------
     results : pandas.DataFrame
-        A run's tidy ``results.csv`` (``job_cpu_s``, ``fit_time``, ``predict_time``; a trial that fitted
+        A run's tidy ``results.csv`` (``job_cpu_s``, ``fit_time``, ``predict_time``; a job that fitted
         nothing, one the memory budget stopped, has neither time).
 
     Returns
     -------
-    per_trial : pandas.Series
-        Each trial's CPU seconds beyond its fit and prediction (for a run whose training jobs ran one
-        trial each, their start-up too).
+    per_job : pandas.Series
+        Each training job's CPU seconds beyond its fit and prediction.
     total : float
-        The trials' CPU seconds.
+        The training jobs' CPU seconds.
     """
     fitted = results[["fit_time", "predict_time"]].fillna(0.0).sum(axis=1)
     return results["job_cpu_s"] - fitted, float(results["job_cpu_s"].sum())
@@ -262,8 +265,8 @@ def read_pilot(figures):
     tuning records are in ``CLONE/results/tuning``. A pilot whose jobs did not
     record their CPU time (``job_cpu_s``, from 2026-11-28) is refused: Snakemake's
     benchmark CPU time, all that such a pilot has, undercounts its longer jobs.
-    The training jobs' own CPU is read from their ``batch.json``, ``(method, size) ->
-    own_cpu_s`` (empty for a pilot whose training jobs ran one trial each).
+    The training jobs' own CPU is read from their ``batch.json``, ``(method, size) ->``
+    the ``own_cpu_s`` of its jobs (empty for a pilot whose training jobs ran one trial each).
     """
     from qs3study.files import read_json
     from qs3study.tables import read_results
@@ -286,8 +289,11 @@ def read_pilot(figures):
     tune_cpu = {}
     for method, record in tuning:
         tune_cpu[method] = tune_cpu.get(method, 0.0) + record["job_cpu_s"]
-    own_cpu = {(record["method"], record["size"]): record["own_cpu_s"] for record in
-               (read_json(path) for path in sorted(figures.parents[1].glob(f"results/runs/{datasets[0]}/*/*/batch.json")))}
+    own_cpu = {}
+    for path in sorted(figures.parents[1].glob(f"results/runs/{datasets[0]}/*/*/*/batch.json")):
+        record = read_json(path)
+        key = (record["method"], record["size"])
+        own_cpu[key] = own_cpu.get(key, 0.0) + record["own_cpu_s"]  # every part of a size's trials
     return config, datasets[0], results, tune_cpu, own_cpu
 
 
@@ -304,14 +310,18 @@ def report_pilot(figures, cores):
     print(f"estimated total: {total / 3600:.2f} core-hours; wall time on {cores} idle cores "
           f"{total / cores / 3600:.2f} h (perfect packing)")
     print("the jobs' own CPU only: Snakemake's process, which schedules the jobs, comes on top")
-    per_trial, trials = start_up_cpu(results)
-    own = np.array(list(own_cpu.values()))
-    training = trials + own.sum()
-    print(f"the pilot's {per_trial.size} trials spent {per_trial.sum() / 60:.1f} of the training's {training / 60:.1f} "
-          f"CPU minutes ({per_trial.sum() / training:.0%}) beyond their fits and predictions (median "
-          f"{per_trial.median():.2f} s per trial)" + ("" if not own.size else
-          f", and its {own.size} training jobs {own.sum() / 60:.1f} ({own.sum() / training:.0%}) on their own "
-          f"start-up (imports; median {np.median(own):.2f} s per job)"))
+    trials = float(results["job_cpu_s"].sum())
+    if own_cpu:
+        own = np.array(list(own_cpu.values()))
+        training = trials + own.sum()
+        print(f"training: {training / 60:.1f} CPU minutes, the {len(results)} trials' processes {trials / 60:.1f}, "
+              f"the training jobs' own start-up {own.sum() / 60:.1f} ({own.sum() / training:.0%}; imports, a median "
+              f"{np.median(own):.2f} s per (method, size))")
+        return costs
+    per_job, _ = start_up_cpu(results)
+    print(f"the pilot's {per_job.size} training jobs, one per trial, spent {per_job.sum() / 60:.1f} of their "
+          f"{trials / 60:.1f} CPU minutes ({per_job.sum() / trials:.0%}) beyond their fits and predictions "
+          f"(start-up, imports, files; median {per_job.median():.2f} s per job), a cost per job and not per fit")
     return costs
 
 

@@ -120,8 +120,8 @@ def _pilot_clone(tmp_path, tuning_records, own_cpu=()):
         folder.mkdir(parents=True)
         for trial, record in enumerate(records):
             (folder / f"trial{trial}.json").write_text(json.dumps(record))
-    for (method, size), seconds in own_cpu:
-        folder = tmp_path / "results" / "runs" / "uci_bike" / method / f"n{size}"
+    for (method, size, part), seconds in own_cpu:
+        folder = tmp_path / "results" / "runs" / "uci_bike" / method / f"n{size}" / f"part{part}"
         folder.mkdir(parents=True)
         (folder / "batch.json").write_text(json.dumps(dict(method=method, size=size, own_cpu_s=seconds)))
     return figures
@@ -130,20 +130,20 @@ def _pilot_clone(tmp_path, tuning_records, own_cpu=()):
 def test_a_pilot_costs_its_tuning_by_the_jobs_own_cpu_time(tmp_path):
     figures = _pilot_clone(tmp_path, {"fast": [{"job_cpu_s": 40.0}, {"job_cpu_s": 20.0}],
                                       "exact": [{"job_cpu_s": 30.0}]},
-                           own_cpu=[(("fast", "2000"), 1.75), (("exact", "all"), 2.25)])
+                           own_cpu=[(("fast", "2000", 0), 1.75), (("exact", "all", 0), 2.25), (("exact", "all", 1), 2.0)])
     config, dataset, results, tune_cpu, own_cpu = cost.read_pilot(figures)
     assert dataset == "uci_bike" and tune_cpu == {"fast": 60.0, "exact": 30.0}
-    assert own_cpu == {("fast", "2000"): 1.75, ("exact", "all"): 2.25}
+    assert own_cpu == {("fast", "2000"): 1.75, ("exact", "all"): 4.25}  # a size's parts (trials_per_job) add up
     assert results["job_cpu_s"].sum() == pytest.approx(_pilot_results()["job_cpu_s"].sum())
     # a pilot whose training jobs ran one trial each has no batch records: their start-up is in job_cpu_s
     assert cost.read_pilot(_pilot_clone(tmp_path / "older", {"fast": [{"job_cpu_s": 1.0}]}))[4] == {}
 
 
-def test_the_start_up_cost_is_the_trials_cpu_beyond_their_fits_and_predictions():
+def test_the_start_up_cost_of_one_trial_jobs_is_their_cpu_beyond_their_fits_and_predictions():
     results = pd.DataFrame(dict(job_cpu_s=[3.0, 10.0, 0.5], fit_time=[1.0, 7.5, np.nan],
                                 predict_time=[0.25, 0.5, np.nan]))  # the last: stopped by the budget, no fit
-    per_trial, total = cost.start_up_cpu(results)
-    np.testing.assert_allclose(per_trial, [1.75, 2.0, 0.5])
+    per_job, total = cost.start_up_cpu(results)
+    np.testing.assert_allclose(per_job, [1.75, 2.0, 0.5])
     assert total == pytest.approx(13.5)
 
 

@@ -34,23 +34,24 @@ def run_dir(tmp_path):
     write(root, "benchmarks/prepare/d.tsv", "s", mtime=1_000)
     write(root, "results/tuning/d/m/trial0.json", "{}", mtime=2_000)
     write(root, "benchmarks/tune/d/m/trial0.tsv", "s", mtime=2_000)
-    write(root, "results/runs/d/m/n10/trial0.json", "{}", mtime=3_000)      # a finished training job's folder
-    write(root, "results/runs/d/m/n10/batch.json", "{}", mtime=3_000)
-    write(root, "results/runs/d/m/n10/.snakemake_timestamp", "", mtime=3_000)
-    write(root, "logs/train/d/m/n10.log", "log", mtime=3_000)
-    write(root, "results/runs/d/m/n20/trial0.json", "{}")                    # a killed job's finished trial,
-    write(root, "results/runs/d/m/n20/.trial1.json.tmp", "partial")          # its temporary
+    write(root, "results/runs/d/m/n10/part0/trial0.json", "{}", mtime=3_000)  # a finished training job's folder
+    write(root, "results/runs/d/m/n10/part0/batch.json", "{}", mtime=3_000)
+    write(root, "results/runs/d/m/n10/part0/.snakemake_timestamp", "", mtime=3_000)
+    write(root, "logs/train/d/m/n10/part0.log", "log", mtime=3_000)
+    write(root, "results/runs/d/m/n20/part0/trial0.json", "{}")              # a killed job's finished trial,
+    write(root, "results/runs/d/m/n20/part0/.trial1.json.tmp", "partial")    # its temporary
     write(root, "results/tuning/d/m/trial1.json", "{}")                      # a killed tuning job's output
     marks = root / ".snakemake" / "incomplete"
     marks.mkdir(parents=True)
-    for unfinished in (b"results/runs/d/m/n20", b"results/tuning/d/m/trial1.json"):
+    for unfinished in (b"results/runs/d/m/n20/part0", b"results/tuning/d/m/trial1.json"):
         (marks / base64.urlsafe_b64encode(unfinished).decode()).touch()
     config = write(tmp_path, "config.yaml", "name: x\n")
     return root, config
 
 
-FINISHED = ["benchmarks/tune/d/m/trial0.tsv", "logs/train/d/m/n10.log", "results/runs/d/m/n10/.snakemake_timestamp",
-            "results/runs/d/m/n10/batch.json", "results/runs/d/m/n10/trial0.json", "results/tuning/d/m/trial0.json"]
+FINISHED = ["benchmarks/tune/d/m/trial0.tsv", "logs/train/d/m/n10/part0.log",
+            "results/runs/d/m/n10/part0/.snakemake_timestamp", "results/runs/d/m/n10/part0/batch.json",
+            "results/runs/d/m/n10/part0/trial0.json", "results/tuning/d/m/trial0.json"]
 
 
 def test_save_keeps_finished_jobs_only_and_refuses_a_running_run(run_dir, tmp_path):

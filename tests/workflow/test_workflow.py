@@ -222,6 +222,16 @@ def test_slurm_profile_dry_run(tmp_path):
     assert jobs_of(result.stdout, "train") == EXPECTED_TRAINING_JOBS
 
 
+def test_trials_per_job_cuts_a_sizes_trials_into_jobs(tmp_path):
+    (tmp_path / "one.yaml").write_text("resources:\n  trials_per_job: 1\n")
+    one = snakemake(tmp_path, "--dry-run", "--configfile", TINY, tmp_path / "one.yaml").stdout
+    assert jobs_of(one, "train") == EXPECTED_ROWS  # a job per trial
+    assert "results/runs/synthetic/qs3orao/n200/part1" in one  # its second trial, in the second part
+    (tmp_path / "bad.yaml").write_text("resources:\n  trials_per_job: 0\n")
+    result = snakemake(tmp_path, "--dry-run", "--configfile", TINY, tmp_path / "bad.yaml", check=False)
+    assert result.returncode != 0 and "trials_per_job" in result.stdout + result.stderr
+
+
 @pytest.mark.parametrize("configfiles, name", [((), "default"), ((CONFIGS / "reproduction.yaml",), "reproduction")])
 def test_a_configuration_writes_figures_only_under_its_own_folder(tmp_path, configfiles, name):
     # Every file of the DAG (--summary lists them all): running the default configuration cannot

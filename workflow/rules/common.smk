@@ -14,8 +14,9 @@ RESULTS = "results"
 FIGURES = f"figures/{config['name']}"
 LOGS = "logs"
 BENCHMARKS = "benchmarks"
-# A training job is one (dataset, method, size), a batch of trials; each trial has its own result file in it.
-BATCH = "{dataset}/{method}/n{size}"
+# A training job is a part of one (dataset, method, size)'s trials (resources.trials_per_job); each trial has
+# its own result file in the job's folder.
+BATCH = "{dataset}/{method}/n{size}/part{part}"
 RUN = BATCH + "/trial{trial}"
 
 
@@ -96,6 +97,7 @@ wildcard_constraints:
     method="[A-Za-z0-9_-]+",
     size=r"all|\d+",
     trial=r"\d+",
+    part=r"\d+",
 
 
 def dataset_options(dataset):
@@ -152,28 +154,34 @@ def design():
     return list(points)
 
 
+def trial_part(trial):
+    """The part of its (dataset, method, size)'s trials, the training job, that runs ``trial``."""
+    per_job = config["resources"]["trials_per_job"]
+    return 0 if per_job == ALL else trial // per_job
+
+
 def expand_design(pattern):
-    """``pattern`` formatted with every design point (fields dataset, method, size, trial)."""
-    return [pattern.format(dataset=d, method=m, size=s, trial=t) for d, m, s, t in design()]
+    """``pattern`` formatted with every design point (fields dataset, method, size, trial, part)."""
+    return [pattern.format(dataset=d, method=m, size=s, trial=t, part=trial_part(t)) for d, m, s, t in design()]
 
 
 @functools.cache
 def design_batches():
-    """The design's training jobs: ``(dataset, method, size) -> [trials]``, in design order."""
+    """The design's training jobs: ``(dataset, method, size, part) -> [trials]``, in design order."""
     batches = {}
     for dataset, method, size, trial in design():
-        batches.setdefault((dataset, method, size), []).append(trial)
+        batches.setdefault((dataset, method, size, trial_part(trial)), []).append(trial)
     return batches
 
 
 def expand_batches(pattern):
-    """``pattern`` formatted with every training job of the design (fields dataset, method, size)."""
-    return [pattern.format(dataset=d, method=m, size=s) for d, m, s in design_batches()]
+    """``pattern`` formatted with every training job of the design (fields dataset, method, size, part)."""
+    return [pattern.format(dataset=d, method=m, size=s, part=p) for d, m, s, p in design_batches()]
 
 
 def batch_trials(wildcards):
-    """The trials of the training job ``wildcards`` (dataset, method, size)."""
-    return design_batches()[(wildcards.dataset, wildcards.method, wildcards.size)]
+    """The trials of the training job ``wildcards`` (dataset, method, size, part)."""
+    return design_batches()[(wildcards.dataset, wildcards.method, wildcards.size, int(wildcards.part))]
 
 
 def tuned_params_path(dataset, method, trial):
