@@ -141,7 +141,8 @@ REDONE = "lev"
 
 
 def result_files(checkout, dataset="*"):
-    return list((checkout / "results" / "runs").glob(f"{dataset}/**/*.json"))
+    """The trials' result files (a training job's folder also holds its batch.json)."""
+    return list((checkout / "results" / "runs").glob(f"{dataset}/**/trial*.json"))
 
 
 def part_done_copy(run, checkout):

@@ -114,7 +114,11 @@ def test_manifest_records_configuration_data_time_and_machine(reduced_run):
     table = tables.read_results(reduced_run / "figures" / NAME / "results.csv")
     tune_records = sorted((reduced_run / "results" / "tuning").glob("*/*/*.json"))
     assert len(tune_records) == manifest["time"]["tune"]["n_jobs"]
-    assert 0 < manifest["time"]["train"]["job_cpu_s"] == pytest.approx(table["job_cpu_s"].sum())
+    # the trials' processes and each training job's own start-up (its batch.json)
+    batches = sorted((reduced_run / "results" / "runs").glob("*/*/*/*/batch.json"))
+    assert len(batches) == manifest["time"]["train"]["n_jobs"]
+    assert 0 < manifest["time"]["train"]["job_cpu_s"] == pytest.approx(
+        table["job_cpu_s"].sum() + sum(json.loads(path.read_text())["own_cpu_s"] for path in batches))
     assert 0 < manifest["time"]["tune"]["job_cpu_s"] == pytest.approx(
         sum(json.loads(path.read_text())["job_cpu_s"] for path in tune_records))
     assert manifest["time"]["all"]["job_cpu_s"] == pytest.approx(
