@@ -235,21 +235,23 @@ def run_trial(record, X_path, y_path, spec, tuning, log, *, n_labeled, kernel_wi
 
 
 def train_job(smk):
-    """Snakemake job of rule ``train``: every trial of one (dataset, method, unlabeled size), one result file each.
+    """Snakemake job of rule ``train``: trials of one (dataset, method, unlabeled size), one result file each.
 
-    The job imports its libraries once and runs each trial in a process of its
-    own, forked from the job's (:func:`qs3study.runtime.run_forked`), which does
-    what a job of its own would (:func:`run_trial`): its ``rss_before_fit_mb``,
-    ``peak_memory_mb`` and ``job_cpu_s`` are that process's, none of the job's
-    start-up, and nothing a trial allocates stays for the next.  When the
-    trial's process has ended, the job adds its wall time ``trial_wall_s``,
-    measured from outside (``os.wait4``), and writes the trial's result file
-    ``trial<t>.json``.  A trial whose process dies (a signal, such as the
-    out-of-memory killer's) is recorded ``failed`` with the cause and the peak
-    memory and CPU time its process used, measured from outside, and the next
-    trial runs, so one failing point never stops the study.  Last,
-    ``batch.json`` lists the trials with the job's own CPU time beyond its
-    trials' (``own_cpu_s``: its start-up, imports and files).
+    The job runs all of the size's trials, or a part of at most
+    ``resources.trials_per_job``.  It imports its libraries once and runs each
+    trial in a process of its own, forked from the job's
+    (:func:`qs3study.runtime.run_forked`), which does what a job of its own
+    would (:func:`run_trial`): its ``rss_before_fit_mb``, ``peak_memory_mb`` and
+    ``job_cpu_s`` are that process's, none of the job's start-up, and nothing a
+    trial allocates stays for the next.  When the trial's process has ended,
+    the job adds its wall time ``trial_wall_s``, measured from outside
+    (``os.wait4``), and writes the trial's result file ``trial<t>.json``.  A
+    trial whose process dies (a signal, such as the out-of-memory killer's) is
+    recorded ``failed`` with the cause and the peak memory and CPU time its
+    process used, measured from outside, and the next trial runs, so one
+    failing point never stops the study.  Last, ``batch.json`` lists the trials
+    with the job's own CPU time beyond its trials' (``own_cpu_s``: its
+    start-up, imports and files).
 
     Parameters
     ----------

@@ -1,4 +1,5 @@
-"""Training stage: one job per (dataset, method, unlabeled size), one result file per trial."""
+"""Training stage: one job per (dataset, method, unlabeled size), or per part of its trials (resources.trials_per_job);
+one result file per trial."""
 
 
 rule tune:
@@ -32,8 +33,9 @@ rule tune:
 
 
 rule train:
-    """Fit one method on each trial of one (dataset, unlabeled size), each trial in its own process forked from the
-    job's; one result file per trial records the unlabeled rows' ordinal AUC, fit time, peak memory and status."""
+    """Fit one method on each trial of one (dataset, unlabeled size) (or of a part of its trials), each trial in its
+    own process forked from the job's; one result file per trial records the unlabeled rows' ordinal AUC, fit time,
+    peak memory and status."""
     input:
         X=rules.prepare.output.X,
         y=rules.prepare.output.y,
