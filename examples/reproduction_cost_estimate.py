@@ -268,6 +268,7 @@ def read_pilot(figures):
     The training jobs' own CPU is read from their ``batch.json``, ``(method, size) ->``
     the ``own_cpu_s`` of its jobs (empty for a pilot whose training jobs ran one trial each).
     """
+    from qs3study.design import BATCH_RECORD
     from qs3study.files import read_json
     from qs3study.tables import read_results
 
@@ -290,7 +291,7 @@ def read_pilot(figures):
     for method, record in tuning:
         tune_cpu[method] = tune_cpu.get(method, 0.0) + record["job_cpu_s"]
     own_cpu = {}
-    for path in sorted(figures.parents[1].glob(f"results/runs/{datasets[0]}/*/*/*/batch.json")):
+    for path in sorted(figures.parents[1].glob(f"results/runs/{datasets[0]}/*/*/*/{BATCH_RECORD}")):
         record = read_json(path)
         key = (record["method"], record["size"])
         own_cpu[key] = own_cpu.get(key, 0.0) + record["own_cpu_s"]  # every part of a size's trials

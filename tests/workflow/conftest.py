@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from qs3study.design import TRIAL_RESULT
+
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 VENV_BIN = Path(sys.executable).parent
@@ -141,8 +143,8 @@ REDONE = "lev"
 
 
 def result_files(checkout, dataset="*"):
-    """The trials' result files (a training job's folder also holds its batch.json)."""
-    return list((checkout / "results" / "runs").glob(f"{dataset}/**/trial*.json"))
+    """The trials' result files (a training job's folder also holds its own record)."""
+    return list((checkout / "results" / "runs").glob(f"{dataset}/**/{TRIAL_RESULT.format(trial='*')}"))
 
 
 def part_done_copy(run, checkout):

@@ -1,4 +1,4 @@
-"""The study's design points: trial seeds and unlabeled-size tokens."""
+"""The study's design points: trial seeds, unlabeled-size tokens and the names of a training job's files."""
 
 from __future__ import annotations
 
@@ -6,10 +6,16 @@ import zlib
 
 import numpy as np
 
-__all__ = ["ALL", "trial_seed", "parse_size", "size_token"]
+__all__ = ["ALL", "TRIAL_RESULT", "BATCH_RECORD", "trial_seed", "parse_size", "size_token"]
 
 ALL = "all"
 """Size token meaning "every row that is not labeled"."""
+
+TRIAL_RESULT = "trial{trial}.json"
+"""A trial's result file in its training job's folder."""
+
+BATCH_RECORD = "batch.json"
+"""The training job's own record in its folder: its trials and its own CPU time (``own_cpu_s``)."""
 
 
 def trial_seed(dataset, trial, base_seed=0):

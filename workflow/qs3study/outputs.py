@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from . import tables
+from .design import TRIAL_RESULT
 
 FIGURES = ("fig2_time_vs_unlabeled.png", "fig2_time_vs_unlabeled.pdf", "fig3_auc_boxplot.png",
            "fig3_auc_boxplot.pdf", "auc_table.md", "auc_table.csv", "results.csv", "manifest.json")
@@ -67,7 +68,7 @@ def check(directory, configuration, max_failed=0.1):
     if not table_path.is_file():
         return [f"missing {table_path}"]
     table = tables.read_results(table_path)
-    n_files = len(list((directory / "results" / "runs").rglob("trial*.json")))  # one per trial, beside batch.json
+    n_files = len(list((directory / "results" / "runs").rglob(TRIAL_RESULT.format(trial="*"))))
     if len(table) != n_files:
         problems.append(f"results.csv has {len(table)} rows for {n_files} result files")
     if list(table.columns) != tables.COLUMNS:

@@ -60,8 +60,8 @@ def process_cpu_s():
     for their first 15 seconds or so, then every 30 seconds, and keeps the last sample, so it leaves out
     what a job spends after it (Snakemake 9.27 recorded a job of 40.7 CPU seconds as 15.1).
     """
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own_cpu_s() + children.ru_utime + children.ru_stime
 
 
 def own_cpu_s():

@@ -15,7 +15,7 @@ from qs3orao.datasets import semisupervised_split
 from qs3orao.metrics import accuracy, binary_auc, mean_absolute_error
 
 from .configuration import build_estimator
-from .design import parse_size, trial_seed
+from .design import BATCH_RECORD, TRIAL_RESULT, parse_size, trial_seed
 from .files import read_json, write_json
 from .kernel_width import absolute_params, degenerate_kernel, gamma_scale, mean_off_diagonal
 from .runtime import limit_threads, own_cpu_s, package_versions, peak_rss_mb, process_cpu_s, run_forked, setup_logging
@@ -166,8 +166,11 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel
     log.info("auc %.6f, fit %.2f s", auc, record["fit_time"])
 
 
-def trial_record(dataset, method, spec, trial, size, tuning, *, base_seed, kernel_width):
-    """The result record of one trial before it is trained: what the design and its tuning fix."""
+def trial_record(dataset, method, spec, trial, size, tuning, *, base_seed, kernel_width, versions):
+    """The result record of one trial before it is trained: what the design and its tuning fix.
+
+    ``versions`` is :func:`qs3study.runtime.package_versions`'s, the same for every trial of a job.
+    """
     return {
         "dataset": dataset,
         "method": method,
@@ -194,7 +197,7 @@ def trial_record(dataset, method, spec, trial, size, tuning, *, base_seed, kerne
         "predict_time": None,
         "n_iter_fitted": None,
         "memory_estimate_mb": None,
-        "versions": package_versions(),
+        "versions": versions,
     }
 
 
@@ -263,11 +266,11 @@ def train_job(smk):
     wildcards, spec, params = smk.wildcards, smk.params.spec, smk.params
     folder = Path(smk.output[0])
     folder.mkdir(parents=True, exist_ok=True)
-    trials = list(params.trials)
+    trials, versions = list(params.trials), package_versions()
     for number, (trial, tuned_path) in enumerate(zip(trials, params.tuned, strict=True), 1):
         tuning = read_json(tuned_path) if tuned_path else {}
         record = trial_record(wildcards.dataset, wildcards.method, spec, trial, wildcards.size, tuning,
-                              base_seed=params.base_seed, kernel_width=params.kernel_width)
+                              base_seed=params.base_seed, kernel_width=params.kernel_width, versions=versions)
         child_path = folder / f".trial{trial}.child.json"
         log.info("trial %d (%d of %d), seed %d", trial, number, len(trials), record["seed"])
 
@@ -286,6 +289,6 @@ def train_job(smk):
             log.error("trial %d not finished: %s", trial, end.failure)
         child_path.unlink(missing_ok=True)
         record["trial_wall_s"] = end.wall_s
-        write_json(folder / f"trial{trial}.json", record)
-    write_json(folder / "batch.json", {"dataset": wildcards.dataset, "method": wildcards.method,
+        write_json(folder / TRIAL_RESULT.format(trial=trial), record)
+    write_json(folder / BATCH_RECORD, {"dataset": wildcards.dataset, "method": wildcards.method,
                                        "size": wildcards.size, "trials": trials, "own_cpu_s": own_cpu_s()})

@@ -8,7 +8,7 @@ rule aggregate:
     output:
         csv=f"{RESULTS}/tables/results.csv",
     params:
-        results=expand_design(f"{RESULTS}/runs/{RUN}.json"),
+        results=expand_design(TRIAL_RESULTS),
         comparison_sizes={dataset: comparison_size(dataset) for dataset in SELECTED},
     log:
         f"{LOGS}/aggregate.log",

@@ -6,7 +6,7 @@ import functools
 from qs3orao.datasets import DATASETS, resolve_mirror
 from qs3study.data import dataset_spec as configured_spec
 from qs3study.configuration import check_methods, check_rows, configuration_error, method_config, method_spec
-from qs3study.design import ALL, size_token
+from qs3study.design import ALL, BATCH_RECORD, TRIAL_RESULT, size_token
 
 RESULTS = "results"
 # Each configuration writes its figures under its own name, so that running one never
@@ -17,7 +17,8 @@ BENCHMARKS = "benchmarks"
 # A training job is a part of one (dataset, method, size)'s trials (resources.trials_per_job); each trial has
 # its own result file in the job's folder.
 BATCH = "{dataset}/{method}/n{size}/part{part}"
-RUN = BATCH + "/trial{trial}"
+TRIAL_RESULTS = f"{RESULTS}/runs/{BATCH}/{TRIAL_RESULT}"
+BATCH_RECORDS = f"{RESULTS}/runs/{BATCH}/{BATCH_RECORD}"
 
 
 def _fail(key, message):

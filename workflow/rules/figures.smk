@@ -186,8 +186,8 @@ rule manifest:
         kernel_width=PROTOCOL["kernel_width"],
         tuning_per=config["tuning"]["per"],
         figures=lambda wildcards, input: input.figures,
-        runs=expand_design(f"{RESULTS}/runs/{RUN}.json"),
-        batch_records=expand_batches(f"{RESULTS}/runs/{BATCH}/batch.json"),
+        runs=expand_design(TRIAL_RESULTS),
+        batch_records=expand_batches(BATCH_RECORDS),
     log:
         f"{LOGS}/figures/manifest.log",
     localrule: True
