@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from qs3orao import QS3ORAO
-from qs3orao.objective import ordinal_risk
+from qs3orao.objective import ordinal_risk_value
 from qs3orao.validation import check_positive
 
 __all__ = ["ConvergedQS3ORAO", "relative_change"]
@@ -129,7 +129,7 @@ class _RiskMonitor:
         self.risk, self.history, self.converged = None, [], False
 
     def __call__(self, iteration, scores):
-        risk = ordinal_risk(scores, self.codes, self.weights)[0]
+        risk = ordinal_risk_value(scores, self.codes, self.weights)
         if self.risk is not None:
             change = relative_change(self.risk, risk)
             self.history.append((iteration, risk, change))

@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .objective import ordinal_risk
+from .objective import ordinal_risk_value
 from .schedule import auto_step_offset, curvature_bound
 from .validation import UNLABELED
 
@@ -95,7 +95,7 @@ def gap_growth_bound(scores, codes, tradeoff):
     float or ndarray of shape (S,)
         ``(R(f_T) - R(0)) / (R(0) - R_low)``; negative when no growth is implied.
     """
-    final = ordinal_risk(scores, codes, tradeoff)[0]
+    final = ordinal_risk_value(scores, codes, tradeoff)
     # At f = 0 every pair loss (1 - 0 + 0)^2 is 1: R^j(0) = gamma^j + (1 - gamma^j) (1 + 1 - 1/2) with unlabeled rows.
     start = np.mean(tradeoff + 1.5 * (1.0 - tradeoff) * np.any(codes == UNLABELED), axis=0)
     return (final - start) / (start + np.mean(1.0 - tradeoff, axis=0) / 2.0)

@@ -798,7 +798,8 @@ class _PathState:
         zeroed, so it no longer affects any product.
         """
         scale = self.scale[settings]
-        largest = np.max(np.abs(values), axis=1, initial=0.0) * np.abs(scale)
+        # max |values| per row without an |values| temporary (a fresh S x n array per group); nan propagates.
+        largest = np.maximum(values.max(axis=1, initial=0.0), -values.min(axis=1, initial=0.0)) * np.abs(scale)
         for j in np.flatnonzero(self.alive[settings] & ~(largest <= SCORE_LIMIT)):
             g = range(self.scale.size)[settings][j]
             try:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kernels import gaussian_kernel
-from .objective import ordinal_risk
+from .objective import ordinal_risk_value
 from .quadratic import ordinal_pairwise_risk, solve_kernel_expansion, solve_kernel_expansion_path
 from .validation import check_features, check_positive, check_semisupervised
 
@@ -58,7 +58,7 @@ class ExactSolution:
 def objective_value(coef, kernel, codes, tradeoff, lam):
     """``L(f) = lam/2 ||f||^2 + R_mu(f)`` for ``f = sum_i coef[i] k(x_i, .)``."""
     scores = kernel @ coef
-    return 0.5 * lam * coef @ scores + ordinal_risk(scores, codes, tradeoff)[0]
+    return 0.5 * lam * coef @ scores + ordinal_risk_value(scores, codes, tradeoff)
 
 
 def exact_solution(X, y, *, gamma, lam, tradeoff=1.0, classes=None):

@@ -23,7 +23,8 @@ import numpy as np
 
 from .validation import UNLABELED
 
-__all__ = ["pair_risk", "split_risk", "ordinal_risk", "ordinal_risk_hessian", "risk_hessian_of_sets", "split_members"]
+__all__ = ["pair_risk", "split_risk", "ordinal_risk", "ordinal_risk_value", "ordinal_risk_hessian", "risk_hessian_of_sets",
+           "split_members"]
 
 
 def pair_risk(FA, FB):
@@ -43,11 +44,31 @@ def pair_risk(FA, FB):
     grad_b : ndarray of shape (n_b,) or (n_b, S)
         Partial derivatives with respect to ``FB``.
     """
-    mean_a, mean_b = FA.mean(axis=0), FB.mean(axis=0)
-    value = (1.0 - mean_a + mean_b) ** 2 + FA.var(axis=0) + FB.var(axis=0)
-    grad_a = -2.0 * (1.0 - FA + mean_b) / FA.shape[0]
-    grad_b = 2.0 * (1.0 - mean_a + FB) / FB.shape[0]
-    return value, grad_a, grad_b
+    a, b = _moments(FA), _moments(FB)
+    return (_pair_value(a, b), *_pair_gradients(FA, FB, a, b))
+
+
+def _moments(F):
+    """Mean and population variance of a set's scores (per column)."""
+    return F.mean(axis=0), F.var(axis=0)
+
+
+def _pair_value(a, b):
+    """:func:`pair_risk`'s value from the two sets' :func:`_moments`: ``(1 - mu_A + mu_B)^2 + var_A + var_B``."""
+    return (1.0 - a[0] + b[0]) ** 2 + a[1] + b[1]
+
+
+def _pair_gradients(FA, FB, a, b):
+    """:func:`pair_risk`'s gradients, given the two sets' :func:`_moments`."""
+    return -2.0 * (1.0 - FA + b[0]) / FA.shape[0], 2.0 * (1.0 - a[0] + FB) / FB.shape[0]
+
+
+def _split_value(p, n, u, tradeoff):
+    """:func:`split_risk`'s value from the sets' :func:`_moments` (``u`` None when the unlabeled terms are absent)."""
+    value = tradeoff * _pair_value(p, n)
+    if u is not None:
+        value += (1.0 - tradeoff) * (_pair_value(p, u) + _pair_value(u, n) - 0.5)
+    return value
 
 
 def split_risk(Fp, Fn, Fu, tradeoff):
@@ -69,16 +90,21 @@ def split_risk(Fp, Fn, Fu, tradeoff):
     grad_p, grad_n, grad_u : ndarray
         ``grad_u`` is an empty array when the unlabeled terms are absent.
     """
-    value, grad_p, grad_n = pair_risk(Fp, Fn)
-    value, grad_p, grad_n = tradeoff * value, tradeoff * grad_p, tradeoff * grad_n
-    if np.all(tradeoff == 1.0) or Fu is None or Fu.size == 0:
-        return value, grad_p, grad_n, np.zeros(0)
-    pu, grad_p_pu, grad_u_pu = pair_risk(Fp, Fu)
-    un, grad_u_un, grad_n_un = pair_risk(Fu, Fn)
+    p, n = _moments(Fp), _moments(Fn)
+    grad_p, grad_n = (tradeoff * grad for grad in _pair_gradients(Fp, Fn, p, n))
+    if not _draws_unlabeled(Fu, tradeoff):
+        return _split_value(p, n, None, tradeoff), grad_p, grad_n, np.zeros(0)
+    u = _moments(Fu)
+    grad_p_pu, grad_u_pu = _pair_gradients(Fp, Fu, p, u)
+    grad_u_un, grad_n_un = _pair_gradients(Fu, Fn, u, n)
     weight = 1.0 - tradeoff
-    value += weight * (pu + un - 0.5)
-    return (value, grad_p + weight * grad_p_pu, grad_n + weight * grad_n_un,
+    return (_split_value(p, n, u, tradeoff), grad_p + weight * grad_p_pu, grad_n + weight * grad_n_un,
             weight * (grad_u_pu + grad_u_un))
+
+
+def _draws_unlabeled(Fu, tradeoff):
+    """Whether a split's unlabeled terms are present: unlabeled scores and a trade-off below 1."""
+    return not (np.all(tradeoff == 1.0) or Fu is None or Fu.size == 0)
 
 
 def split_members(codes, n_splits):
@@ -115,6 +141,28 @@ def ordinal_risk(F, codes, tradeoff):
         if gu.size:
             grad[unlabeled] += gu
     return value / tradeoff.shape[0], grad / tradeoff.shape[0]
+
+
+def ordinal_risk_value(F, codes, tradeoff):
+    """:func:`ordinal_risk`'s value alone (equal to it bit for bit), each set's moments computed once.
+
+    Parameters
+    ----------
+    F : ndarray of shape (n,) or (n, S)
+    codes : ndarray of int, shape (n,)
+    tradeoff : ndarray of shape (k - 1,) or (k - 1, S)
+
+    Returns
+    -------
+    float or ndarray of shape (S,)
+    """
+    splits, unlabeled = split_members(codes, tradeoff.shape[0])
+    Fu = F[unlabeled]
+    u = _moments(Fu) if Fu.size else None
+    value = 0.0
+    for (pos, neg), weight in zip(splits, tradeoff):
+        value += _split_value(_moments(F[pos]), _moments(F[neg]), u if _draws_unlabeled(Fu, weight) else None, weight)
+    return value / tradeoff.shape[0]
 
 
 def _add_pair_hessian(H, A, B, weight):

@@ -190,12 +190,13 @@ def ordinal_logistic_loss(params, z, codes, n_classes, alpha=SCALE_RIDGE, *, hes
     s, theta = params[0], params[1:]
     sigma = _margin_signs(codes, n_classes - 1)
     margins = sigma * (s * z[:, None] - theta[None, :])
-    weight = -sigma * expit(-margins)  # d loss / d (s z - theta)
+    below = expit(-margins)
+    weight = -sigma * below  # d loss / d (s z - theta)
     value = float(np.logaddexp(0.0, -margins).sum() + 0.5 * alpha * s * s)
     gradient = np.concatenate([[(weight * z[:, None]).sum() + alpha * s], -weight.sum(axis=0)])
     if not hessian:
         return value, gradient
-    curvature = expit(margins) * expit(-margins)  # d^2 loss / d (s z - theta)^2
+    curvature = expit(margins) * below  # d^2 loss / d (s z - theta)^2
     H = np.diag(np.concatenate([[(curvature * z[:, None] ** 2).sum() + alpha], curvature.sum(axis=0)]))
     H[0, 1:] = H[1:, 0] = -(curvature * z[:, None]).sum(axis=0)
     return value, gradient, H

@@ -7,7 +7,7 @@ from scipy.optimize import approx_fprime
 
 from qs3orao.exact import exact_solution, objective_value
 from qs3orao.kernels import gaussian_kernel
-from qs3orao.objective import ordinal_risk, ordinal_risk_hessian
+from qs3orao.objective import ordinal_risk, ordinal_risk_hessian, ordinal_risk_value
 
 from .problems import ordinal_problem
 
@@ -57,6 +57,20 @@ def test_score_columns_are_risks_of_their_own(inputs, weights):
         value, grad = ordinal_risk(columns[:, s], codes, tradeoffs[:, s])
         assert values[s] == pytest.approx(value, rel=1e-14, abs=1e-14)
         np.testing.assert_allclose(grads[:, s], grad, rtol=1e-14, atol=1e-14)
+
+
+@given(risk_inputs(), st.lists(st.sampled_from([0.0, 0.4, 1.0]), min_size=1, max_size=4), st.booleans())
+def test_risk_value_alone_is_the_risks_value_bit_for_bit(inputs, weights, unlabeled):
+    """ordinal_risk_value (each set's moments once; the warnings and the stopping rule read it) is ordinal_risk's
+    value exactly, for one column and for several with their own weights, with and without unlabeled rows."""
+    F, codes, tradeoff = inputs
+    if not unlabeled:
+        F, codes = F[codes >= 0], codes[codes >= 0]
+    assert ordinal_risk_value(F, codes, tradeoff) == ordinal_risk(F, codes, tradeoff)[0]
+    columns = np.stack([F * (1 + s) for s in range(len(weights))], axis=1)
+    tradeoffs = np.stack([np.full(tradeoff.size, w) if w != 0.4 else tradeoff for w in weights], axis=1)
+    np.testing.assert_array_equal(ordinal_risk_value(columns, codes, tradeoffs),
+                                  ordinal_risk(columns, codes, tradeoffs)[0])
 
 
 @given(risk_inputs())

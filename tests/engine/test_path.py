@@ -74,6 +74,17 @@ def test_fit_path_equals_separate_fits(problem, dense, group):
         assert path_fit.get_params() == own.get_params()
 
 
+def test_path_models_own_their_parameters_as_clones_do():
+    """fit_path builds each model as clone(self).set_params(**setting) does: equal parameters, none of them
+    the estimator's object or another model's (a list trade-off changed on one model leaves the rest alone)."""
+    X, y = make_problem(60, 2, 3, 30, seed=4)
+    estimator = QS3ORAO(n_iter=5, tradeoff=[0.5, 0.25], random_state=0)
+    fits = estimator.fit_path(X, y, [dict(lam=0.5), dict(lam=2.0)])
+    for setting, fit in zip([dict(lam=0.5), dict(lam=2.0)], fits):
+        assert fit.get_params() == clone(estimator).set_params(**setting).get_params()
+    assert fits[0].tradeoff is not estimator.tradeoff and fits[0].tradeoff is not fits[1].tradeoff
+
+
 @pytest.mark.parametrize("step_backend", ["numpy", "numba"])
 def test_a_diverging_setting_is_reported_alone_and_leaves_the_others_unchanged(step_backend):
     X, y = make_problem(300, 2, 4, 100, seed=2)
