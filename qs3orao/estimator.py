@@ -261,7 +261,7 @@ class QS3ORAO(OrdinalEstimator):
         settings = check_path_settings(settings, self.PATH_PARAMS)
         self._check_params()
         # clone(self).set_params(**setting), built without clone's signature inspection per call (77 settings:
-        # about 15 ms, a few per cent of a pass).
+        # 13-21 ms against 1 ms).
         params = self.get_params(deep=False)
         estimators = [type(self)(**copy.deepcopy({**params, **setting})) for setting in settings]
         for estimator in estimators:
