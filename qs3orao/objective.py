@@ -23,8 +23,8 @@ import numpy as np
 
 from .validation import UNLABELED
 
-__all__ = ["pair_risk", "split_risk", "ordinal_risk", "ordinal_risk_value", "ordinal_risk_hessian", "risk_hessian_of_sets",
-           "split_members"]
+__all__ = ["pair_risk", "split_risk", "ordinal_risk", "ordinal_risk_value", "ordinal_risk_hessian",
+           "risk_hessian_of_sets", "split_members"]
 
 
 def pair_risk(FA, FB):
