@@ -216,7 +216,8 @@ class QS3ORAO(OrdinalEstimator):
             X, codes, weights, batch_size=self.batch_size, n_components=self.n_components, gamma=float(self.gamma),
             lam=float(self.lam), theta=self.theta_, seed=self.seed_, step_offset=self.step_offset_,
             **self._run_length(codes, weights), **self._engine_options())
-        return self._finish(X, codes, model, train_scores)
+        return self._finish(X, codes, model, train_scores,
+                            self._fit_thresholds(train_scores, codes, self.classes_.size))
 
     def _run_length(self, codes, weights):
         """The engine's ``n_iter`` (a subclass may add ``checkpoints`` and ``stop`` to end the run earlier)."""
@@ -282,8 +283,12 @@ class QS3ORAO(OrdinalEstimator):
                 thetas=[e.theta_ for e in batch], step_offsets=[e.step_offset_ for e in batch],
                 n_iter=self.n_iter, batch_size=self.batch_size, n_components=self.n_components,
                 gamma=float(self.gamma), seed=seed, **self._engine_options())
-            fitted += [model if isinstance(model, DivergenceError) else estimator._finish(X, codes, model, scores)
-                       for estimator, model, scores in zip(batch, models, train_scores.T)]
+            # Every fitted setting's thresholds at once (the fits' Newton steps evaluated together, on n_jobs threads).
+            kept = [g for g, model in enumerate(models) if not isinstance(model, DivergenceError)]
+            thresholds = self._fit_thresholds(train_scores[:, kept].T, codes, classes.size) if kept else ()
+            for g, threshold, interval in zip(kept, *thresholds):
+                models[g] = batch[g]._finish(X, codes, models[g], train_scores[:, g], (threshold, interval))
+            fitted += models
         return fitted
 
     def _resolve_schedule(self, weights, X, codes):
@@ -300,13 +305,16 @@ class QS3ORAO(OrdinalEstimator):
                     n_jobs=self.n_jobs, trig_backend=self.trig_backend, step_backend=self.step_backend,
                     verbose=self.verbose)
 
-    def _finish(self, X, codes, model, train_scores):
-        """Store the trained model and fit the thresholds on the labeled rows' scores."""
-        self._model, self.train_scores_ = model, np.ascontiguousarray(train_scores)
+    def _fit_thresholds(self, train_scores, codes, n_classes):
+        """``(thresholds, intervals)`` of the labeled rows' scores (``train_scores`` of shape (n,) or (S, n))."""
         labeled = codes != UNLABELED
-        self.thresholds_, self.threshold_intervals_ = fit_thresholds(
-            self.train_scores_[labeled], codes[labeled], self.classes_.size, self.threshold_loss,
-            return_intervals=True)
+        return fit_thresholds(train_scores[..., labeled], codes[labeled], n_classes, self.threshold_loss,
+                              return_intervals=True, n_jobs=resolve_n_jobs(self.n_jobs))
+
+    def _finish(self, X, codes, model, train_scores, thresholds):
+        """Store the trained model, its scores at the training rows and its ``(thresholds, intervals)``."""
+        self._model, self.train_scores_ = model, np.ascontiguousarray(train_scores)
+        self.thresholds_, self.threshold_intervals_ = thresholds
         self.coef_ = self._model.coef
         self.trig_backend_ = self._model.trig_backend
         self.n_iter_ = model.coef.shape[0]

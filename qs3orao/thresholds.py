@@ -51,6 +51,7 @@ strict, and whether the minimiser is unique, is checked by the claims ledger.
 from __future__ import annotations
 
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy.special import expit
@@ -168,44 +169,58 @@ def _margin_signs(codes, n_thresholds):
 def ordinal_logistic_loss(params, z, codes, n_classes, alpha=SCALE_RIDGE, *, hessian=False):
     """Objective, gradient (and Hessian) of the all-threshold ordinal logistic model on a 1-d score.
 
+    Several problems on the same labels at once: leading axes of ``params``
+    and ``z`` index them, each problem's values equal to its own call bit for bit.
+
     Parameters
     ----------
-    params : ndarray of shape (k,)
+    params : ndarray of shape (..., k)
         The scale ``s`` followed by the cut-points ``theta_0..theta_{k-2}``.
-    z : ndarray of shape (n,)
+    z : ndarray of shape (..., n)
         Scores (standardised by :func:`fit_thresholds`).
     codes : ndarray of int, shape (n,)
     n_classes : int
     alpha : float
         Ridge on ``s``.
     hessian : bool
-        Also return the ``(k, k)`` Hessian.
+        Also return the ``(..., k, k)`` Hessian.
 
     Returns
     -------
-    value : float
-    gradient : ndarray of shape (k,)
-    hessian : ndarray of shape (k, k), if ``hessian``
+    value : float, or ndarray of shape (...)
+    gradient : ndarray of shape (..., k)
+    hessian : ndarray of shape (..., k, k), if ``hessian``
     """
-    s, theta = params[0], params[1:]
+    s, theta = params[..., 0], params[..., 1:]
     sigma = _margin_signs(codes, n_classes - 1)
-    margins = sigma * (s * z[:, None] - theta[None, :])
+    z = z[..., :, None]
+    margins = sigma * (s[..., None, None] * z - theta[..., None, :])
     below = expit(-margins)
     weight = -sigma * below  # d loss / d (s z - theta)
-    value = float(np.logaddexp(0.0, -margins).sum() + 0.5 * alpha * s * s)
-    gradient = np.concatenate([[(weight * z[:, None]).sum() + alpha * s], -weight.sum(axis=0)])
+    value = np.logaddexp(0.0, -margins).sum(axis=(-2, -1)) + 0.5 * alpha * s * s
+    gradient = np.concatenate([((weight * z).sum(axis=(-2, -1)) + alpha * s)[..., None], -weight.sum(axis=-2)],
+                              axis=-1)
+    value = float(value) if value.ndim == 0 else value
     if not hessian:
         return value, gradient
     curvature = expit(margins) * below  # d^2 loss / d (s z - theta)^2
-    H = np.diag(np.concatenate([[(curvature * z[:, None] ** 2).sum() + alpha], curvature.sum(axis=0)]))
-    H[0, 1:] = H[1:, 0] = -(curvature * z[:, None]).sum(axis=0)
+    k = gradient.shape[-1]
+    H = np.zeros(gradient.shape + (k,))
+    H[..., 0, 0] = (curvature * z ** 2).sum(axis=(-2, -1)) + alpha
+    H[..., np.arange(1, k), np.arange(1, k)] = curvature.sum(axis=-2)
+    H[..., 0, 1:] = H[..., 1:, 0] = -(curvature * z).sum(axis=-2)
     return value, gradient, H
 
 
-def _newton(fun, start, *, max_iter=200, tol=1e-12):
-    """Minimise a smooth strictly convex ``fun(x) -> (value, gradient, hessian)`` by damped Newton steps."""
+def _newton_points(start, *, max_iter=200, tol=1e-12):
+    """Damped Newton steps on a smooth strictly convex function, as a generator.
+
+    It yields each point at which it needs ``(value, gradient, hessian)``, is
+    sent them, and returns the minimiser, so that :func:`_newton_each` can
+    evaluate many problems' functions at once.
+    """
     x = start
-    value, gradient, H = fun(x)
+    value, gradient, H = yield x
     for _ in range(max_iter):
         step = np.linalg.solve(H, -gradient)
         decrement = -gradient @ step
@@ -214,7 +229,7 @@ def _newton(fun, start, *, max_iter=200, tol=1e-12):
         t = 1.0
         while t > 1e-12:
             trial = x + t * step
-            trial_value, trial_gradient, trial_H = fun(trial)
+            trial_value, trial_gradient, trial_H = yield trial
             if trial_value <= value - 0.25 * t * decrement:
                 break
             t *= 0.5
@@ -224,34 +239,82 @@ def _newton(fun, start, *, max_iter=200, tol=1e-12):
     raise RuntimeError(f"the ordinal logistic threshold fit did not converge in {max_iter} Newton steps")
 
 
-def _fit_ordinal_logistic(scores, codes, n_classes):
-    """Thresholds of the all-threshold ordinal logistic model with a fitted scale (see the module notes)."""
-    centre, spread = scores.mean(), scores.std()
-    if not spread > 0:
-        warnings.warn(f"all {scores.size} labeled scores equal {centre!r}: the scores carry no ordinal "
-                      "information, so every row is predicted as the lowest class", RuntimeWarning, stacklevel=3)
-        return np.full(n_classes - 1, centre)
-    z = (scores - centre) / spread
+def _newton_each(fun, starts):
+    """Minimise one smooth strictly convex function per start by damped Newton steps, evaluated together.
+
+    Each problem takes the steps it would take alone (:func:`_newton_points`);
+    ``fun(points, problems)`` returns ``(value, gradient, hessian)`` of the
+    problems ``problems`` (indices into ``starts``) at ``points``, stacked
+    along the first axis.
+    """
+    runs = [_newton_points(start) for start in starts]
+    solutions = [None] * len(runs)
+    pending = {i: next(run) for i, run in enumerate(runs)}
+    while pending:
+        problems = list(pending)
+        values, gradients, hessians = fun(np.array([pending[i] for i in problems]), problems)
+        for i, value, gradient, H in zip(problems, values, gradients, hessians):
+            try:
+                pending[i] = runs[i].send((float(value), gradient, H))
+            except StopIteration as done:
+                solutions[i] = done.value
+                del pending[i]
+    return solutions
+
+
+def _fit_ordinal_logistic(scores, codes, n_classes, n_jobs):
+    """Thresholds of the all-threshold ordinal logistic model with a fitted scale, one row per row of ``scores``.
+
+    See the module notes.  The rows' Newton steps are evaluated together, split
+    over ``n_jobs`` threads (numpy releases the GIL inside each evaluation).
+    """
+    thresholds = np.empty((scores.shape[0], n_classes - 1))
     counts = np.bincount(codes, minlength=n_classes)
-    # Start from the scale 1 and the cut-points at the class-count quantiles of z.
-    start = np.concatenate([[1.0], np.quantile(z, np.cumsum(counts)[:-1] / counts.sum())])
-    solution = _newton(lambda x: ordinal_logistic_loss(x, z, codes, n_classes, hessian=True), start)
-    s, theta = solution[0], solution[1:]
-    if not s > 0:
-        warnings.warn(f"the labeled scores decrease with the class (fitted scale s = {s:.3g} < 0 in the ordinal "
-                      "logistic threshold fit): every row is predicted as the class the cut-points alone "
-                      "favour", RuntimeWarning, stacklevel=3)
-        return np.where(theta < 0, -np.inf, np.inf)
-    return np.maximum.accumulate(centre + spread * theta / s)
+    fitted, z, starts = [], [], []
+    for g, row in enumerate(scores):
+        centre, spread = row.mean(), row.std()
+        if not spread > 0:
+            warnings.warn(f"all {row.size} labeled scores equal {centre!r}: the scores carry no ordinal "
+                          "information, so every row is predicted as the lowest class", RuntimeWarning, stacklevel=3)
+            thresholds[g] = centre
+            continue
+        fitted.append((g, centre, spread))
+        z.append((row - centre) / spread)
+        # Start from the scale 1 and the cut-points at the class-count quantiles of z.
+        starts.append(np.concatenate([[1.0], np.quantile(z[-1], np.cumsum(counts)[:-1] / counts.sum())]))
+
+    def solve(problems):
+        zs = np.array([z[i] for i in problems]).reshape(len(problems), scores.shape[1])
+        return _newton_each(lambda points, at: ordinal_logistic_loss(points, zs[at], codes, n_classes, hessian=True),
+                            [starts[i] for i in problems])
+
+    chunks = [chunk for chunk in np.array_split(np.arange(len(starts)), n_jobs) if chunk.size]
+    if len(chunks) > 1:
+        with ThreadPoolExecutor(len(chunks)) as pool:
+            solutions = [solution for part in pool.map(solve, chunks) for solution in part]
+    else:
+        solutions = [solution for chunk in chunks for solution in solve(chunk)]
+    for (g, centre, spread), solution in zip(fitted, solutions):
+        s, theta = solution[0], solution[1:]
+        if not s > 0:
+            warnings.warn(f"the labeled scores decrease with the class (fitted scale s = {s:.3g} < 0 in the "
+                          "ordinal logistic threshold fit): every row is predicted as the class the cut-points "
+                          "alone favour", RuntimeWarning, stacklevel=3)
+            thresholds[g] = np.where(theta < 0, -np.inf, np.inf)
+        else:
+            thresholds[g] = np.maximum.accumulate(centre + spread * theta / s)
+    return thresholds
 
 
-def fit_thresholds(scores, codes, n_classes, loss=ORDINAL_LOGISTIC, *, return_intervals=False):
+def fit_thresholds(scores, codes, n_classes, loss=ORDINAL_LOGISTIC, *, return_intervals=False, n_jobs=1):
     """Fit the thresholds that cut the scores into classes, over the labeled rows.
 
     Parameters
     ----------
-    scores : ndarray of shape (n,)
-        Ranking scores ``f(x_i)`` of labeled rows.
+    scores : ndarray of shape (n,) or (S, n)
+        Ranking scores ``f(x_i)`` of labeled rows; with two axes, one score
+        vector per row, each fitted as alone (the ordinal logistic fits'
+        Newton steps are evaluated together).
     codes : ndarray of int, shape (n,)
         Class codes ``0..k-1``.
     n_classes : int
@@ -260,21 +323,26 @@ def fit_thresholds(scores, codes, n_classes, loss=ORDINAL_LOGISTIC, *, return_in
         "ordinal_logistic" (scale-aware, the default) or a surrogate of the
         all-threshold loss with margin 1 ("hinge" is the paper's linear program).
     return_intervals : bool
-        Also return the ``(k - 1, 2)`` array of minimiser intervals.
+        Also return the minimiser intervals.
+    n_jobs : int, default=1
+        Threads over which the rows' ordinal logistic fits are split (the
+        same values on any number).
 
     Returns
     -------
-    thresholds : ndarray of shape (k - 1,)
+    thresholds : ndarray of shape (k - 1,) or (S, k - 1)
         The midpoint of each threshold's set of minimisers.
-    intervals : ndarray of shape (k - 1, 2), if ``return_intervals``
+    intervals : ndarray of shape (k - 1, 2) or (S, k - 1, 2), if ``return_intervals``
 
     Raises
     ------
     ValueError
         If a score is NaN or infinite (for instance after a diverged training
-        run), or the lowest or highest class has no labeled row.
+        run), the lowest or highest class has no labeled row, or ``n_jobs < 1``.
     """
     check_threshold_loss(loss)
+    if not (isinstance(n_jobs, (int, np.integer)) and n_jobs >= 1):
+        raise ValueError(f"n_jobs must be an integer >= 1, got {n_jobs!r}")
     scores = np.asarray(scores, dtype=np.float64)
     bad = ~np.isfinite(scores)
     if bad.any():
@@ -283,18 +351,21 @@ def fit_thresholds(scores, codes, n_classes, loss=ORDINAL_LOGISTIC, *, return_in
     counts = np.bincount(codes, minlength=n_classes)
     if counts[0] == 0 or counts[-1] == 0:
         raise ValueError(f"fit_thresholds needs labeled rows in the lowest and highest class, got counts {counts.tolist()}")
+    rows = scores.reshape(-1, scores.shape[-1])
     if loss == ORDINAL_LOGISTIC:
-        thresholds = _fit_ordinal_logistic(scores, codes, n_classes)
-        return (thresholds, np.repeat(thresholds[:, None], 2, axis=1)) if return_intervals else thresholds
-    _, slope = _surrogate(loss)
-    intervals = np.array([
-        _argmin_interval(scores[codes <= j], scores[codes > j], slope) for j in range(n_classes - 1)
-    ])
-    thresholds = intervals.mean(axis=1)
-    if loss in STRICTLY_CONVEX:
-        # The minimiser is a point; a width left by rounding in a flat derivative is not an interval.
-        intervals[:] = thresholds[:, None]
-    return (thresholds, intervals) if return_intervals else thresholds
+        thresholds = _fit_ordinal_logistic(rows, codes, n_classes, n_jobs)
+        intervals = np.repeat(thresholds[..., None], 2, axis=-1)
+    else:
+        _, slope = _surrogate(loss)
+        intervals = np.array([[_argmin_interval(row[codes <= j], row[codes > j], slope) for j in range(n_classes - 1)]
+                              for row in rows])
+        thresholds = intervals.mean(axis=-1)
+        if loss in STRICTLY_CONVEX:
+            # The minimiser is a point; a width left by rounding in a flat derivative is not an interval.
+            intervals[:] = thresholds[..., None]
+    shape = scores.shape[:-1] + (n_classes - 1,)
+    thresholds = thresholds.reshape(shape)
+    return (thresholds, intervals.reshape(shape + (2,))) if return_intervals else thresholds
 
 
 def assign_classes(scores, thresholds):

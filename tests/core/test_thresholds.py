@@ -1,10 +1,12 @@
 import numpy as np
 import pytest
-from hypothesis import given
+import warnings
+
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from qs3orao.thresholds import SURROGATES, assign_classes, fit_thresholds, threshold_loss
+from qs3orao.thresholds import SURROGATES, THRESHOLD_LOSSES, assign_classes, fit_thresholds, threshold_loss
 
 
 @st.composite
@@ -59,3 +61,40 @@ def test_assign_classes_counts_thresholds_below():
 def test_unknown_loss():
     with pytest.raises(ValueError, match="threshold_loss"):
         fit_thresholds(np.zeros(2), np.array([0, 1]), 2, "cubic")
+
+
+@pytest.mark.parametrize("loss", THRESHOLD_LOSSES)
+@given(st.integers(2, 6), st.integers(0, 60), st.integers(1, 9), st.integers(1, 3), st.integers(0, 2**31))
+@settings(max_examples=40, deadline=None)
+def test_the_thresholds_of_many_score_vectors_are_each_vectors_own_bit_for_bit(loss, k, extra, n_vectors, n_jobs,
+                                                                             seed):
+    # Many score vectors at once (the path's settings) take the Newton steps each takes alone, on any number of
+    # threads: among them constant scores (no Newton run), reversed ones (a negative scale) and scales far apart.
+    rng = np.random.default_rng(seed)
+    codes = np.concatenate([np.arange(k), rng.integers(0, k, extra)])
+    scores = rng.normal(size=(n_vectors, codes.size)) * 10.0 ** rng.uniform(-4, 3, (n_vectors, 1)) \
+        + codes * rng.uniform(-2.0, 3.0, (n_vectors, 1))
+    scores[rng.random(n_vectors) < 0.2] = 0.75
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        thresholds, intervals = fit_thresholds(scores, codes, k, loss, return_intervals=True, n_jobs=n_jobs)
+        assert thresholds.shape == (n_vectors, k - 1) and intervals.shape == (n_vectors, k - 1, 2)
+        for row, threshold, interval in zip(scores, thresholds, intervals):
+            alone, alone_interval = fit_thresholds(row, codes, k, loss, return_intervals=True)
+            np.testing.assert_array_equal(threshold, alone)
+            np.testing.assert_array_equal(interval, alone_interval)
+
+
+def test_many_score_vectors_warn_for_each_vector_that_carries_no_order():
+    codes = np.array([0, 1, 2, 0, 1, 2])
+    scores = np.array([[0.0, 1.0, 2.0, 0.1, 1.1, 2.1], np.full(6, 3.0), [2.0, 1.0, 0.0, 2.1, 1.1, 0.1]])
+    with pytest.warns(RuntimeWarning) as record:
+        thresholds = fit_thresholds(scores, codes, 3, n_jobs=2)
+    assert sorted(str(w.message).split(" ")[1] for w in record) == ["6", "labeled"]  # the constant, the reversed
+    assert np.all(np.isfinite(thresholds[0])) and np.all(thresholds[1] == 3.0) and np.all(np.isinf(thresholds[2]))
+
+
+@pytest.mark.parametrize("n_jobs", [0, -1, 1.5, None])
+def test_fit_thresholds_refuses_a_thread_count_below_one(n_jobs):
+    with pytest.raises(ValueError, match="n_jobs must be an integer >= 1"):
+        fit_thresholds(np.array([0.0, 1.0]), np.array([0, 1]), 2, n_jobs=n_jobs)

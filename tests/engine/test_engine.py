@@ -1,5 +1,6 @@
 """The fast engine against the plain Algorithms 1-2, its storage strategies, memory and threads."""
 
+import threading
 import time
 import tracemalloc
 from unittest import mock
@@ -169,6 +170,68 @@ def test_each_group_keeps_its_features_while_the_next_groups_are_computed(n_jobs
             np.testing.assert_allclose(cos_s, np.cos(X @ omega.T), rtol=0, atol=1e-12)
             np.testing.assert_allclose(sin_s, np.sin(X @ omega.T), rtol=0, atol=1e-12)
         assert labels == list(range(5))
+
+
+def _rows_threads():
+    return [thread for thread in threading.enumerate() if thread.name.startswith("qs3orao-rows-")]
+
+
+def test_a_caller_waiting_for_its_chunks_runs_queued_ones_itself():
+    # n_jobs threads in all: n_jobs - 1 workers and the caller, which takes queued chunks instead of idling. With the
+    # only worker held by work started before, every chunk of the caller's run is the caller's own.
+    release, ran = threading.Event(), []
+    with engine._Rows(2) as rows:
+        assert len(_rows_threads()) == 1
+        held = rows.start(lambda a, b: release.wait(5.0), 2, 1, background=True)  # two chunks: one on the worker
+        time.sleep(0.1)
+        rows.run(lambda a, b: ran.append((a, threading.get_ident())), 4, 1)
+        release.set()
+        held()
+    assert sorted(a for a, _ in ran) == [0, 1, 2, 3]
+    assert {ident for _, ident in ran} == {threading.get_ident()}
+    assert not _rows_threads()
+
+
+def test_urgent_chunks_are_taken_before_background_ones():
+    order = []
+    with engine._Rows(2) as rows:
+        release = threading.Event()
+        held = rows.start(lambda a, b: release.wait(5.0) if a == 0 else order.append(("background", a)), 3, 1,
+                          background=True)
+        time.sleep(0.1)  # the worker holds chunk 0; chunks 1 and 2 wait in the background queue
+        rows.call_all([lambda: order.append(("urgent", 0)), lambda: order.append(("urgent", 1))])
+        release.set()
+        held()
+    assert order[:2] == [("urgent", 0), ("urgent", 1)]
+    assert sorted(order[2:]) == [("background", 1), ("background", 2)]
+
+
+def test_a_failing_chunk_raises_in_the_caller_once_every_chunk_has_run():
+    ran = []
+
+    def chunk(a, b):
+        time.sleep(0.01)
+        ran.append(a)
+        if a == 1:
+            raise ZeroDivisionError("chunk 1")
+
+    with engine._Rows(2) as rows:
+        with pytest.raises(ZeroDivisionError, match="chunk 1"):
+            rows.run(chunk, 6, 1)
+        assert sorted(ran) == list(range(6))  # nothing of this run still going while the caller unwinds
+        rows.run(lambda a, b: ran.append(a), 2, 1)  # the workers are still there
+    assert not _rows_threads()
+
+
+def test_leaving_the_rows_drops_queued_chunks_and_stops_the_workers():
+    release, ran = threading.Event(), []
+    with pytest.raises(KeyError):
+        with engine._Rows(2) as rows:
+            rows.start(lambda a, b: release.wait(5.0) if a == 0 else ran.append(a), 4, 1, background=True)
+            time.sleep(0.1)
+            threading.Timer(0.2, release.set).start()
+            raise KeyError("the caller stops before waiting")
+    assert ran == [] and not _rows_threads()
 
 
 def test_memory_plan_keeps_blocks_only_when_they_fit():
