@@ -627,9 +627,9 @@ def _start_member_features(X, members, omega, rows, slot):
 def _with_features(X, groups, rows, local_of):
     """Yield each ``(members, omega, ...)`` of ``groups`` followed by its members' ``cos`` and ``sin`` features.
 
-    With a thread pool the next group's features are started (in the other set
-    of feature buffers) before a group is yielded, so the pool computes them
-    while the caller takes the group's steps.  In the sparse plan ``local_of``
+    With worker threads the next group's features are started in the
+    background (in the other set of feature buffers) before a group is yielded,
+    so the workers compute them while the caller takes the group's steps.  In the sparse plan ``local_of``
     maps each of the yielded group's rows to its position among them.
     """
     ahead = 1 if rows.parallel else 0
