@@ -15,12 +15,14 @@ alternating, ``repeats`` times:
   BLAS limited to one thread too), where the bookkeeping dominates;
 * one :meth:`qs3orao.QS3ORAO.fit_path` over the perf rule's ``grid_pass``
   workload (the schema's defaults: 7 ``lam`` x 11 trade-off values, 5,000 rows,
-  500 iterations, every core).
+  500 iterations, every core), and one fit of that workload's first setting,
+  every core (the denominator of ``grid_pass_ratio``).
 
-Both run on ``--step-backend`` (default numpy; with numba the compiled loops
+All run on ``--step-backend`` (default numpy; with numba the compiled loops
 are loaded in each interpreter before anything is timed).  It prints the
 median wall and CPU time of each per tree, the candidate's over the
-baseline's, and whether the two trees' scores are equal bit for bit.
+baseline's, each tree's pass over its one fit, and whether the two trees'
+scores and thresholds are equal bit for bit.
 """
 
 from __future__ import annotations
@@ -77,10 +79,12 @@ def child(tree, step_backend):
     grid = [dict(lam=lam, tradeoff=t) for lam in workload["lams"] for t in workload["tradeoffs"]]
     path = qs3orao.QS3ORAO(**workload["params"], step_backend=step_backend, random_state=0)
     path_wall, path_cpu, models = _timed(lambda: path.fit_path(X, y, grid))
-    scores = [fitted.train_scores_] + [model.train_scores_ for model in models]
-    digest = hashlib.sha256(b"".join(s.tobytes() for s in scores)).hexdigest()
+    one = qs3orao.QS3ORAO(**workload["params"], **grid[0], step_backend=step_backend, random_state=0)
+    one_wall, one_cpu, single = _timed(lambda: one.fit(X, y))
+    digest = hashlib.sha256(b"".join(array.tobytes() for model in [fitted, single, *models]
+                                     for array in (model.train_scores_, model.thresholds_))).hexdigest()
     print(json.dumps(dict(fit_wall=fit_wall, fit_cpu=fit_cpu, path_wall=path_wall, path_cpu=path_cpu,
-                          iterations=int(fitted.n_iter_), scores=digest)))
+                          one_wall=one_wall, one_cpu=one_cpu, iterations=int(fitted.n_iter_), scores=digest)))
 
 
 def main(baseline, candidate, repeats, step_backend):
@@ -92,12 +96,14 @@ def main(baseline, candidate, repeats, step_backend):
                                  check=True, capture_output=True, text=True, cwd=tree).stdout
             runs[name].append(json.loads(out.strip().splitlines()[-1]))
             print(f"round {r + 1}/{repeats} {name}: {runs[name][-1]}", file=sys.stderr, flush=True)
-    medians = {name: {key: statistics.median(run[key] for run in rows)
-                      for key in ("fit_wall", "fit_cpu", "path_wall", "path_cpu")} for name, rows in runs.items()}
+    keys = ("fit_wall", "fit_cpu", "path_wall", "path_cpu", "one_wall", "one_cpu")
+    medians = {name: {key: statistics.median(run[key] for run in rows) for key in keys} for name, rows in runs.items()}
     print(f"baseline {baseline}\ncandidate {candidate}\nstep_backend {step_backend}; medians of {repeats}, alternating:")
-    for key in ("fit_wall", "fit_cpu", "path_wall", "path_cpu"):
+    for key in keys:
         base, cand = medians["baseline"][key], medians["candidate"][key]
         print(f"  {key:9s}  baseline {base:7.3f} s  candidate {cand:7.3f} s  candidate/baseline {cand / base:.3f}")
+    print("  pass / one fit (wall, medians):  " + "  ".join(
+        f"{name} {medians[name]['path_wall'] / medians[name]['one_wall']:.2f}" for name in trees))
     digests = {run["scores"] for rows in runs.values() for run in rows}
     iterations = {run["iterations"] for rows in runs.values() for run in rows}
     print(f"ConvergedQS3ORAO kept {sorted(iterations)} iterations; scores equal bit for bit across trees and "
