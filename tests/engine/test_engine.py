@@ -234,6 +234,35 @@ def test_leaving_the_rows_drops_queued_chunks_and_stops_the_workers():
     assert ran == [] and not _rows_threads()
 
 
+@given(st.integers(2, 4), st.lists(st.tuples(st.sampled_from(["background", "run", "call_all"]), st.integers(1, 9),
+                                             st.integers(1, 4)), min_size=1, max_size=8))
+@settings(max_examples=60, deadline=None)
+def test_every_chunk_runs_exactly_once_whatever_the_mix_of_work(n_jobs, operations):
+    counts, lock = {}, threading.Lock()
+
+    def mark(key):
+        with lock:
+            counts[key] = counts.get(key, 0) + 1
+
+    with engine._Rows(n_jobs) as rows:
+        waits = []
+        for op, (kind, n, chunk) in enumerate(operations):
+            if kind == "background":
+                waits.append(rows.start(lambda a, b, op=op: mark((op, a)), n, chunk, background=True))
+            elif kind == "run":
+                rows.run(lambda a, b, op=op: mark((op, a)), n, chunk)
+                assert [counts.get((op, a)) for a in range(0, n, chunk)] == [1] * len(range(0, n, chunk))
+            else:
+                rows.call_all([lambda op=op, i=i: mark((op, i)) for i in range(n)])
+                assert [counts.get((op, i)) for i in range(n)] == [1] * n
+        for wait in waits:
+            wait()
+    expected = {(op, a) for op, (kind, n, chunk) in enumerate(operations)
+                for a in (range(n) if kind == "call_all" else range(0, n, chunk))}
+    assert counts == dict.fromkeys(expected, 1)
+    assert not _rows_threads()
+
+
 def test_memory_plan_keeps_blocks_only_when_they_fit():
     assert memory_plan(100, 10, 10, "auto", 2**30)[1]
     assert not memory_plan(10**5, 100, 100, "auto", 2**30)[1]
