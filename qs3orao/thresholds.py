@@ -341,7 +341,7 @@ def fit_thresholds(scores, codes, n_classes, loss=ORDINAL_LOGISTIC, *, return_in
         run), the lowest or highest class has no labeled row, or ``n_jobs < 1``.
     """
     check_threshold_loss(loss)
-    if not (isinstance(n_jobs, (int, np.integer)) and n_jobs >= 1):
+    if isinstance(n_jobs, bool) or not (isinstance(n_jobs, (int, np.integer)) and n_jobs >= 1):
         raise ValueError(f"n_jobs must be an integer >= 1, got {n_jobs!r}")
     scores = np.asarray(scores, dtype=np.float64)
     bad = ~np.isfinite(scores)

@@ -94,7 +94,7 @@ def test_many_score_vectors_warn_for_each_vector_that_carries_no_order():
     assert np.all(np.isfinite(thresholds[0])) and np.all(thresholds[1] == 3.0) and np.all(np.isinf(thresholds[2]))
 
 
-@pytest.mark.parametrize("n_jobs", [0, -1, 1.5, None])
+@pytest.mark.parametrize("n_jobs", [0, -1, 1.5, None, True])
 def test_fit_thresholds_refuses_a_thread_count_below_one(n_jobs):
     with pytest.raises(ValueError, match="n_jobs must be an integer >= 1"):
         fit_thresholds(np.array([0.0, 1.0]), np.array([0, 1]), 2, n_jobs=n_jobs)
