@@ -139,7 +139,9 @@ def weights_at_rows(f, semi, tradeoff):
     # settings innermost: each operation below then runs over long contiguous spans instead of one span of
     # ``batch`` per setting (70 settings x 192 rows: 130 us against 210 us per call), element by element the same.
     f_parts = np.ascontiguousarray(f_parts.transpose(1, 2, 0))
-    labeled_weight = np.ascontiguousarray(np.reshape(tradeoff, (-1, splits)).T)[:, None, :]
+    if tradeoff.shape[:-1] != f.shape[:-1]:
+        tradeoff = np.broadcast_to(tradeoff, f.shape[:-1] + (splits,))
+    labeled_weight = np.ascontiguousarray(tradeoff.reshape(-1, splits).T)[:, None, :]
     fp, fn, fu = f_parts[:splits], f_parts[splits:2 * splits], f_parts[2 * splits:]
     weights = np.empty(f_parts.shape)
     wp, wn, wu = weights[:splits], weights[splits:2 * splits], weights[2 * splits:]
