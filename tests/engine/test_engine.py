@@ -179,11 +179,11 @@ def _rows_threads():
 def test_a_caller_waiting_for_its_chunks_runs_queued_ones_itself():
     # n_jobs threads in all: n_jobs - 1 workers and the caller, which takes queued chunks instead of idling. With the
     # only worker held by work started before, every chunk of the caller's run is the caller's own.
-    release, ran = threading.Event(), []
+    started, release, ran = threading.Event(), threading.Event(), []
     with engine._Rows(2) as rows:
         assert len(_rows_threads()) == 1
-        held = rows.start(lambda a, b: release.wait(5.0), 2, 1, background=True)  # two chunks: one on the worker
-        time.sleep(0.1)
+        held = rows.start(lambda a, b: started.set() or release.wait(5.0), 2, 1, background=True)
+        assert started.wait(5.0)  # the worker holds one chunk, the other waits in the queue
         rows.run(lambda a, b: ran.append((a, threading.get_ident())), 4, 1)
         release.set()
         held()
@@ -193,12 +193,11 @@ def test_a_caller_waiting_for_its_chunks_runs_queued_ones_itself():
 
 
 def test_urgent_chunks_are_taken_before_background_ones():
-    order = []
+    order, started, release = [], threading.Event(), threading.Event()
     with engine._Rows(2) as rows:
-        release = threading.Event()
-        held = rows.start(lambda a, b: release.wait(5.0) if a == 0 else order.append(("background", a)), 3, 1,
-                          background=True)
-        time.sleep(0.1)  # the worker holds chunk 0; chunks 1 and 2 wait in the background queue
+        held = rows.start(lambda a, b: started.set() or release.wait(5.0) if a == 0
+                          else order.append(("background", a)), 3, 1, background=True)
+        assert started.wait(5.0)  # the worker holds chunk 0; chunks 1 and 2 wait in the background queue
         rows.call_all([lambda: order.append(("urgent", 0)), lambda: order.append(("urgent", 1))])
         release.set()
         held()
@@ -224,11 +223,12 @@ def test_a_failing_chunk_raises_in_the_caller_once_every_chunk_has_run():
 
 
 def test_leaving_the_rows_drops_queued_chunks_and_stops_the_workers():
-    release, ran = threading.Event(), []
+    started, release, ran = threading.Event(), threading.Event(), []
     with pytest.raises(KeyError):
         with engine._Rows(2) as rows:
-            rows.start(lambda a, b: release.wait(5.0) if a == 0 else ran.append(a), 4, 1, background=True)
-            time.sleep(0.1)
+            rows.start(lambda a, b: started.set() or release.wait(5.0) if a == 0 else ran.append(a), 4, 1,
+                       background=True)
+            assert started.wait(5.0)
             threading.Timer(0.2, release.set).start()
             raise KeyError("the caller stops before waiting")
     assert ran == [] and not _rows_threads()
