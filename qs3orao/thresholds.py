@@ -358,7 +358,7 @@ def fit_thresholds(scores, codes, n_classes, loss=ORDINAL_LOGISTIC, *, return_in
     else:
         _, slope = _surrogate(loss)
         intervals = np.array([[_argmin_interval(row[codes <= j], row[codes > j], slope) for j in range(n_classes - 1)]
-                              for row in rows])
+                              for row in rows]).reshape(rows.shape[0], n_classes - 1, 2)
         thresholds = intervals.mean(axis=-1)
         if loss in STRICTLY_CONVEX:
             # The minimiser is a point; a width left by rounding in a flat derivative is not an interval.

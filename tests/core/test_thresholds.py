@@ -98,3 +98,9 @@ def test_many_score_vectors_warn_for_each_vector_that_carries_no_order():
 def test_fit_thresholds_refuses_a_thread_count_below_one(n_jobs):
     with pytest.raises(ValueError, match="n_jobs must be an integer >= 1"):
         fit_thresholds(np.array([0.0, 1.0]), np.array([0, 1]), 2, n_jobs=n_jobs)
+
+
+@pytest.mark.parametrize("loss", THRESHOLD_LOSSES)
+def test_no_score_vectors_give_no_thresholds(loss):
+    thresholds, intervals = fit_thresholds(np.empty((0, 4)), np.array([0, 1, 2, 1]), 3, loss, return_intervals=True)
+    assert thresholds.shape == (0, 2) and intervals.shape == (0, 2, 2)
