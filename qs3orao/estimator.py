@@ -285,9 +285,10 @@ class QS3ORAO(OrdinalEstimator):
                 gamma=float(self.gamma), seed=seed, **self._engine_options())
             # Every fitted setting's thresholds at once (the fits' Newton steps evaluated together, on n_jobs threads).
             kept = [g for g, model in enumerate(models) if not isinstance(model, DivergenceError)]
-            thresholds = self._fit_thresholds(train_scores[:, kept].T, codes, classes.size) if kept else ()
-            for g, threshold, interval in zip(kept, *thresholds):
-                models[g] = batch[g]._finish(X, codes, models[g], train_scores[:, g], (threshold, interval))
+            if kept:
+                thresholds, intervals = self._fit_thresholds(train_scores[:, kept].T, codes, classes.size)
+                for g, threshold, interval in zip(kept, thresholds, intervals):
+                    models[g] = batch[g]._finish(X, codes, models[g], train_scores[:, g], (threshold, interval))
             fitted += models
         return fitted
 
