@@ -85,6 +85,12 @@ def test_path_models_own_their_parameters_as_clones_do():
     assert fits[0].tradeoff is not estimator.tradeoff and fits[0].tradeoff is not fits[1].tradeoff
 
 
+def test_a_path_whose_every_setting_diverges_returns_the_errors_alone():
+    X, y = make_problem(300, 2, 4, 100, seed=2)
+    fits = QS3ORAO(n_iter=200, gamma=2.0, random_state=3).fit_path(X, y, [dict(lam=1e-3), dict(lam=1e-3, tradeoff=0.5)])
+    assert all(isinstance(fit, DivergenceError) for fit in fits)
+
+
 @pytest.mark.parametrize("step_backend", ["numpy", "numba"])
 def test_a_diverging_setting_is_reported_alone_and_leaves_the_others_unchanged(step_backend):
     X, y = make_problem(300, 2, 4, 100, seed=2)
