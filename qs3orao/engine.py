@@ -194,10 +194,10 @@ class _Rows:
     features, and the caller's steps ran as three threads on two cores: a fit
     of the perf rule's ``grid_pass`` workload took 1.3 times as long on the
     compiled steps, 1.05-1.1 times on the numpy steps.)  Work started as
-    ``background`` is taken only when no other work is queued.  BLAS is limited to one thread meanwhile, as the
-    threads already use the cores.  ``trig`` is the resolved trigonometric
-    backend of the passes it runs, and :meth:`feature_buffers` lends them the
-    same feature buffers group after group.
+    ``background`` is taken only when no other work is queued.  BLAS is
+    limited to one thread meanwhile, as the threads already use the cores.
+    ``trig`` is the resolved trigonometric backend of the passes it runs, and
+    :meth:`feature_buffers` lends them the same feature buffers group after group.
     """
 
     def __init__(self, n_jobs, trig="numpy"):
@@ -260,13 +260,8 @@ class _Rows:
         run, running queued chunks itself meanwhile, and raises the first
         chunk's exception, if any.
         """
-        spans = [(start, min(start + chunk_rows, n_rows)) for start in range(0, n_rows, chunk_rows)]
-        if not self._workers or len(spans) == 1:
-            for span in spans:
-                func(*span)
-            return lambda: None
-        futures = self._submit([partial(func, *span) for span in spans], background)
-        return partial(self._wait, futures)
+        spans = range(0, n_rows, chunk_rows)
+        return self._start_all([partial(func, start, min(start + chunk_rows, n_rows)) for start in spans], background)
 
     def run(self, func, n_rows, chunk_rows):
         """Call ``func(start, stop)`` for consecutive chunks of ``chunk_rows`` rows, and wait for them."""
@@ -278,18 +273,19 @@ class _Rows:
         The caller's share starts at once, while the workers may still be busy
         with work started before (the next group's features).
         """
-        if not self._workers:
+        self._start_all(funcs, background=False)()
+
+    def _start_all(self, funcs, background):
+        """Queue ``funcs`` (run them at once without workers, or when there is one); return a callable that waits."""
+        if not self._workers or len(funcs) == 1:
             for func in funcs:
                 func()
-            return
-        self._wait(self._submit(funcs, background=False))
-
-    def _submit(self, funcs, background):
+            return lambda: None
         futures = [Future() for _ in funcs]
         with self._changed:
             self._queues[1 if background else 0].extend(zip(futures, funcs))
             self._changed.notify_all()
-        return futures
+        return partial(self._wait, futures)
 
     def _next(self):
         """The first queued ``(future, func)``, urgent work first, or None; call holding ``_changed``."""

@@ -283,17 +283,20 @@ def _fit_ordinal_logistic(scores, codes, n_classes, n_jobs):
         # Start from the scale 1 and the cut-points at the class-count quantiles of z.
         starts.append(np.concatenate([[1.0], np.quantile(z[-1], np.cumsum(counts)[:-1] / counts.sum())]))
 
+    z = np.array(z)
+
     def solve(problems):
-        zs = np.array([z[i] for i in problems]).reshape(len(problems), scores.shape[1])
-        return _newton_each(lambda points, at: ordinal_logistic_loss(points, zs[at], codes, n_classes, hessian=True),
+        chunk = z[problems]
+        return _newton_each(lambda points, at: ordinal_logistic_loss(points, chunk[at], codes, n_classes, hessian=True),
                             [starts[i] for i in problems])
 
     chunks = [chunk for chunk in np.array_split(np.arange(len(starts)), n_jobs) if chunk.size]
     if len(chunks) > 1:
         with ThreadPoolExecutor(len(chunks)) as pool:
-            solutions = [solution for part in pool.map(solve, chunks) for solution in part]
+            parts = list(pool.map(solve, chunks))
     else:
-        solutions = [solution for chunk in chunks for solution in solve(chunk)]
+        parts = list(map(solve, chunks))
+    solutions = [solution for part in parts for solution in part]
     for (g, centre, spread), solution in zip(fitted, solutions):
         s, theta = solution[0], solution[1:]
         if not s > 0:
