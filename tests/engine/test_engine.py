@@ -223,13 +223,18 @@ def test_a_failing_chunk_raises_in_the_caller_once_every_chunk_has_run():
 
 
 def test_leaving_the_rows_drops_queued_chunks_and_stops_the_workers():
-    started, release, ran = threading.Event(), threading.Event(), []
+    started, ran = threading.Event(), []
+
+    def held_until_closed():
+        # The worker is released by the leaving itself, once the queued chunks are dropped: no timer to race.
+        started.set()
+        with rows._changed:
+            rows._changed.wait_for(lambda: rows._closed, 5.0)
+
     with pytest.raises(KeyError):
         with engine._Rows(2) as rows:
-            rows.start(lambda a, b: started.set() or release.wait(5.0) if a == 0 else ran.append(a), 4, 1,
-                       background=True)
+            rows.start(lambda a, b: held_until_closed() if a == 0 else ran.append(a), 4, 1, background=True)
             assert started.wait(5.0)
-            threading.Timer(0.2, release.set).start()
             raise KeyError("the caller stops before waiting")
     assert ran == [] and not _rows_threads()
 
