@@ -1,0 +1,40 @@
+"""The confirmatory check of grid_pass_ratio: the median's interval and the verdict drawn from it."""
+
+import numpy as np
+import pytest
+
+from qs3study.grid_pass_check import RUNS, grid_pass_settings, median_interval, target_verdict
+
+
+def test_ten_runs_bound_the_median_by_their_second_and_ninth_values():
+    values = np.arange(10.0)[::-1]
+    assert median_interval(values) == (1.0, 8.0, pytest.approx(1 - 2 * 11 / 1024))
+
+
+def test_the_interval_covers_the_median_as_often_as_it_says():
+    rng = np.random.default_rng(0)
+    draws = rng.exponential(size=(20_000, RUNS))  # median log 2
+    low, high, coverage = zip(*(median_interval(row) for row in draws))
+    covered = np.mean((np.array(low) <= np.log(2)) & (np.log(2) <= np.array(high)))
+    assert abs(covered - coverage[0]) < 4 * np.sqrt(coverage[0] * (1 - coverage[0]) / draws.shape[0])
+
+
+def test_too_few_values_cannot_bound_the_median():
+    with pytest.raises(ValueError, match="5 values cannot bound the median"):
+        median_interval([1.0, 2.0, 3.0, 4.0, 5.0])
+
+
+@pytest.mark.parametrize("values, verdict", [
+    ([2.5] * 9 + [3.5], "holds"),  # one run above the target leaves the interval below it
+    ([2.5] * 8 + [3.5] * 2, "inconclusive"),
+    ([3.5] * 9 + [2.5], "fails"),
+    ([3.0] * 10, "holds"),  # at most the target
+])
+def test_the_verdict_follows_the_interval(values, verdict):
+    assert target_verdict(values, target=3.0) == verdict
+
+
+def test_the_check_runs_the_perf_rules_default_workload():
+    settings, seed = grid_pass_settings()
+    assert seed == 0
+    assert len(settings["lams"]) * len(settings["tradeoffs"]) == 77
