@@ -89,6 +89,7 @@ def grid_pass_settings(schema=_SCHEMA):
 
 
 def _one_run():
+    """Print one run's ``[metric, value]`` rows as JSON (the child process's job)."""
     from qs3study.perf import grid_pass_ratio
 
     settings, seed = grid_pass_settings()
@@ -96,11 +97,14 @@ def _one_run():
 
 
 def main():
+    """Run the measurement :data:`RUNS` times, one fresh process each, and print every row's verdict."""
     runs = []
     for run in range(RUNS):
-        out = subprocess.run([sys.executable, "-m", "qs3study.grid_pass_check", "--one-run"], check=True,
-                             capture_output=True, text=True).stdout
-        runs.append(dict(json.loads(out.splitlines()[-1])))
+        child = subprocess.run([sys.executable, "-m", "qs3study.grid_pass_check", "--one-run"], capture_output=True,
+                               text=True)
+        if child.returncode:
+            sys.exit(f"run {run + 1}/{RUNS} failed (exit {child.returncode}):\n{child.stderr}")
+        runs.append(dict(json.loads(child.stdout.splitlines()[-1])))
         print(f"run {run + 1}/{RUNS}: " + "  ".join(f"{m} {v:.2f}" for m, v in runs[-1].items()), flush=True)
     for metric in runs[0]:
         values = [r[metric] for r in runs]
