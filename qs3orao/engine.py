@@ -79,6 +79,8 @@ _UPDATE_CHUNKS = 4
 # compiled_group_length's constants, from the steps' time at fixed G (1 thread, 176 rows per step, m = 4 unless
 # said; rows x features: best G): 2,500 x 14: 14-32 (flat); 2,500 x 14, m = 16: 4-8; 5,000 x 14, m = 32: 4;
 # 20,000 x 14: 4-8 (12 and more slower, 24 by 50 %); 50,000 x 14: 3-10 (flat); 1,500 x 1,000 and 7,400 x 1,000: 64.
+# One pass over 7 x 11 settings (train_path; 2,400 x 14, m = 4, 320 rows per step over both draw patterns): 8-12
+# (flat), 16-24 1.1 times slower, the plan's 64 1.6 times; the rule gives 10.
 _COMPILED_GROUP_WORK = 2**17
 _COMPILED_CACHE_BYTES = 8 * 2**20
 _MIN_COMPILED_GROUP = 4
@@ -455,6 +457,19 @@ def compiled_group_length(group, *, n_rows, n_features, rows_per_step, n_compone
     return max(1, min(group, by_reads, max(_MIN_COMPILED_GROUP, by_cache)))
 
 
+def _step_plan(step_backend, n_rows, n_features, rows_per_step, n_components, itemsize, work_bytes):
+    """:func:`group_plan`'s ``(dense, group)``, the group shortened by :func:`compiled_group_length` for compiled steps.
+
+    ``rows_per_step`` counts the rows every step reads: in one pass over
+    several draw patterns (:func:`train_path`), the rows of all of them.
+    """
+    dense, group = group_plan(n_rows, rows_per_step, n_components, itemsize, work_bytes)
+    if step_backend == "numba":
+        group = compiled_group_length(group, n_rows=n_rows, n_features=n_features, rows_per_step=rows_per_step,
+                                      n_components=n_components, itemsize=itemsize)
+    return dense, group
+
+
 def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, theta, seed, step_offset=0.0,
           block_storage="auto", max_memory=256 * 2**20, dtype=np.float64, n_jobs=1, trig_backend="auto",
           step_backend="numpy", verbose=False, checkpoints=(), stop=None):
@@ -526,10 +541,7 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     group_steps = resolve_step_backend(step_backend)
     splits, unlabeled = split_members(codes, tradeoff.size)
     rows_per_step = batch_size * int(np.sum(np.where(tradeoff < 1.0, 3, 2)))
-    dense, group = group_plan(n, rows_per_step, m, dtype.itemsize, work_bytes)
-    if step_backend == "numba":
-        group = compiled_group_length(group, n_rows=n, n_features=d, rows_per_step=rows_per_step, n_components=m,
-                                      itemsize=dtype.itemsize)
+    dense, group = _step_plan(step_backend, n, d, rows_per_step, m, dtype.itemsize, work_bytes)
     rng = sampling_rng(seed)
     Xw = X.astype(dtype, copy=False)
     # base: sum_i coef[i] @ phi_i(x) over the blocks already applied to all rows; f = scale * base.
@@ -745,11 +757,13 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
         How each group's steps are taken for every setting
         (:func:`resolve_step_backend`): products over all settings at once, or
         each draw pattern's settings in compiled loops, one chunk of them per
-        thread of ``n_jobs`` (the same values as one loop).  Either keeps the
-        plan's group length, which :func:`train`'s compiled steps may shorten
-        (:func:`compiled_group_length`); a diverging setting is then caught at
-        the iteration these groups catch it (a step checks its sampled rows, a
-        group's end every row), which its own compiled fit may name differently.
+        thread of ``n_jobs`` (the same values as one loop).  The compiled
+        steps shorten the plan's groups as :func:`train`'s do
+        (:func:`compiled_group_length`), counting the rows every draw pattern
+        reads per step, so their groups may differ from a setting's own compiled
+        fit: a diverging setting is then caught at the iteration these groups
+        catch it (a step checks its sampled rows, a group's end every row),
+        which its own fit may name differently.
 
     Returns
     -------
@@ -796,7 +810,7 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     columns = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
     rngs = [sampling_rng(seed) for _ in patterns]
     rows_per_step = batch_size * sum(int(np.sum(np.where(tradeoffs[p[0]] < 1.0, 3, 2))) for p in patterns)
-    dense, group = group_plan(n, rows_per_step, m, dtype.itemsize, work_bytes)
+    dense, group = _step_plan(step_backend, n, d, rows_per_step, m, dtype.itemsize, work_bytes)
     Xw = X.astype(dtype, copy=False)
     # Setting first: base[g] and coef[g] are setting g's scores (divided by its scale) and coefficients.
     base = np.zeros((n_settings, n))

@@ -21,7 +21,8 @@ WEIGHTS = [0.0, 0.3, 1.0]
 
 
 def same_groups():
-    """The own compiled fits take the plan's group length, as the path does (not compiled_group_length's).
+    """The path and the own compiled fits take the plan's group length (compiled_group_length's differs between
+    them: in the path it counts the rows of every draw pattern).
 
     A divergence is caught at a step's sampled rows or at a group's end, so the
     same error (iteration and scores) needs the same groups.
@@ -209,3 +210,32 @@ def test_a_scale_factor_hitting_zero_inside_a_group_is_folded_as_in_the_own_fit(
     with mock.patch.object(engine, "group_plan", return_value=(dense, 8)), same_groups():
         for setting, path_fit in zip(grid, estimator.fit_path(X, y, grid)):
             assert_same_fit(path_fit, clone(estimator).set_params(**setting).fit(X, y), X)
+
+
+@pytest.mark.parametrize("step_backend, shortened", [("numpy", False), ("numba", True)])
+def test_the_compiled_path_shortens_its_groups_by_the_rows_of_every_draw_pattern(step_backend, shortened):
+    """compiled_group_length decides the compiled path's group length, from the rows all patterns read per step."""
+    X, codes = make_problem(120, 2, 3, 60, seed=3)
+    tradeoffs = np.array([[0.5, 0.5], [1.0, 1.0], [0.0, 1.0]])  # three draw patterns: 3 + 3, 2 + 2 and 3 + 2 rows
+    ends = []  # of the groups, as the progress report sees them
+    with mock.patch.object(engine, "group_plan", return_value=(True, 9)), \
+            mock.patch.object(engine, "compiled_group_length", return_value=4) as rule, \
+            mock.patch.object(engine, "_Progress", side_effect=lambda *a: mock.Mock(update=ends.append)):
+        train_path(X, codes, tradeoffs, lams=np.ones(3), thetas=np.ones(3), step_offsets=np.zeros(3), n_iter=10,
+                   batch_size=2, n_components=3, gamma=1.0, seed=0, step_backend=step_backend)
+    assert ends == ([4, 8, 10] if shortened else [9, 10])
+    if shortened:
+        assert rule.call_args.kwargs["rows_per_step"] == 2 * (6 + 4 + 5)
+
+
+def test_the_compiled_path_in_its_own_groups_equals_the_own_compiled_fits():
+    """Without aligning the groups (the path's shortened by all patterns' rows), every setting is its own fit."""
+    X, y = make_problem(600, 3, 4, 150, seed=5)
+    estimator = QS3ORAO(n_iter=120, n_components=3, gamma=1.0, random_state=6, step_offset="auto",
+                        step_backend="numba")
+    grid = [dict(lam=lam, tradeoff=t) for lam in (0.25, 2.0) for t in (0.0, 0.6, 1.0)]
+    with mock.patch.object(engine, "compiled_group_length", wraps=engine.compiled_group_length) as rule:
+        fits = estimator.fit_path(X, y, grid)
+    assert rule.call_args.kwargs["rows_per_step"] == 16 * (3 * 3 + 2 * 3)  # two patterns over 3 splits, batch 16
+    for setting, path_fit in zip(grid, fits):
+        assert_same_fit(path_fit, clone(estimator).set_params(**setting).fit(X, y), X)
