@@ -1,9 +1,11 @@
 """The confirmatory check of grid_pass_ratio: the median's interval and the verdict drawn from it."""
 
+import sys
+
 import numpy as np
 import pytest
 
-from qs3study.grid_pass_check import RUNS, grid_pass_settings, median_interval, target_verdict
+from qs3study.grid_pass_check import RUNS, grid_pass_settings, main, median_interval, target_verdict
 
 
 def test_ten_runs_bound_the_median_by_their_second_and_ninth_values():
@@ -38,3 +40,28 @@ def test_the_check_runs_the_perf_rules_default_workload():
     settings, seed = grid_pass_settings()
     assert seed == 0
     assert len(settings["lams"]) * len(settings["tradeoffs"]) == 77
+
+
+def counting_child(tmp_path, rows):
+    """A child process printing ``rows`` (a Python expression of the run number ``n``, 0, 1, ...) as JSON."""
+    counter = tmp_path / "runs"
+    code = (f"import json, pathlib; p = pathlib.Path({str(counter)!r}); n = int(p.read_text()) if p.exists() else 0; "
+            f"p.write_text(str(n + 1)); print('noise'); print(json.dumps({rows}))")
+    return [sys.executable, "-c", code]
+
+
+def test_the_check_judges_each_ratio_row_from_its_runs_and_reports_the_rest_as_context(tmp_path, capsys):
+    # Runs 0..9 give 2.0 .. 2.9 for the ratio: interval [2.1, 2.8], below the target; the floor is context.
+    main(counting_child(tmp_path, "[['grid_pass_ratio[77]', 2.0 + n / 10], ['grid_pass_floor[77]', 1.0 + n]]"))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["run 1/10: grid_pass_ratio[77] 2.00  grid_pass_floor[77] 1.00",
+                         "run 2/10: grid_pass_ratio[77] 2.10  grid_pass_floor[77] 2.00"]
+    assert lines[10] == ("grid_pass_ratio[77]: median 2.45, range 2.00-2.90, median within [2.10, 2.80] "
+                         "(coverage 0.979); at most 3: holds")
+    assert lines[11].startswith("grid_pass_floor[77]: median 5.50") and lines[11].endswith("at most 3: context")
+
+
+def test_the_check_stops_at_a_failed_run_with_its_error_output(tmp_path):
+    failing = [sys.executable, "-c", "import sys; print('partial'); sys.exit('the measurement failed')"]
+    with pytest.raises(SystemExit, match=r"run 1/10 failed \(exit 1\):\nthe measurement failed"):
+        main(failing)

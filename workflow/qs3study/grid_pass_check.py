@@ -96,12 +96,19 @@ def _one_run():
     print(json.dumps([[metric, value] for metric, value, _ in grid_pass_ratio(**settings, seed=seed)]))
 
 
-def main():
-    """Run the measurement :data:`RUNS` times, one fresh process each, and print every row's verdict."""
+def main(command=None):
+    """Run the measurement :data:`RUNS` times, one fresh process each, and print every row's verdict.
+
+    Parameters
+    ----------
+    command : list of str, optional
+        The child process, which prints one run's ``[metric, value]`` rows as
+        JSON on its last line; by default this module's ``--one-run``.
+    """
+    command = command or [sys.executable, "-m", "qs3study.grid_pass_check", "--one-run"]
     runs = []
     for run in range(RUNS):
-        child = subprocess.run([sys.executable, "-m", "qs3study.grid_pass_check", "--one-run"], capture_output=True,
-                               text=True)
+        child = subprocess.run(command, capture_output=True, text=True)
         if child.returncode:
             sys.exit(f"run {run + 1}/{RUNS} failed (exit {child.returncode}):\n{child.stderr}")
         runs.append(dict(json.loads(child.stdout.splitlines()[-1])))
