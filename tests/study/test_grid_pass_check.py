@@ -1,11 +1,13 @@
 """The confirmatory check of grid_pass_ratio: the median's interval and the verdict drawn from it."""
 
+import json
 import sys
 
 import numpy as np
 import pytest
 
-from qs3study.grid_pass_check import RUNS, grid_pass_settings, main, median_interval, target_verdict
+from qs3study import perf
+from qs3study.grid_pass_check import RUNS, _one_run, grid_pass_settings, main, median_interval, target_verdict
 
 
 def test_ten_runs_bound_the_median_by_their_second_and_ninth_values():
@@ -65,3 +67,17 @@ def test_the_check_stops_at_a_failed_run_with_its_error_output(tmp_path):
     failing = [sys.executable, "-c", "import sys; print('partial'); sys.exit('the measurement failed')"]
     with pytest.raises(SystemExit, match=r"run 1/10 failed \(exit 1\):\nthe measurement failed"):
         main(failing)
+
+
+def test_one_run_measures_the_schema_workload_and_prints_its_rows(monkeypatch, capsys):
+    calls = []
+
+    def measured(**kwargs):
+        calls.append(kwargs)
+        return [("grid_pass_ratio[77]", 2.5, "the detail")]
+
+    monkeypatch.setattr(perf, "grid_pass_ratio", measured)
+    _one_run()
+    settings, seed = grid_pass_settings()
+    assert calls == [{**settings, "seed": seed}]
+    assert json.loads(capsys.readouterr().out) == [["grid_pass_ratio[77]", 2.5]]
