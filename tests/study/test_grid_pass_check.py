@@ -63,7 +63,7 @@ def test_the_check_judges_each_ratio_row_from_its_runs_and_reports_the_rest_as_c
     assert lines[11].startswith("grid_pass_floor[77]: median 5.50") and lines[11].endswith("at most 3: context")
 
 
-def test_the_check_stops_at_a_failed_run_with_its_error_output(tmp_path):
+def test_the_check_stops_at_a_failed_run_with_its_error_output():
     failing = [sys.executable, "-c", "import sys; print('partial'); sys.exit('the measurement failed')"]
     with pytest.raises(SystemExit, match=r"run 1/10 failed \(exit 1\):\nthe measurement failed"):
         main(failing)
