@@ -105,7 +105,8 @@ def main(command=None):
         The child process, which prints one run's ``[metric, value]`` rows as
         JSON on its last line; by default this module's ``--one-run``.
     """
-    command = command or [sys.executable, "-m", "qs3study.grid_pass_check", "--one-run"]
+    if command is None:
+        command = [sys.executable, "-m", "qs3study.grid_pass_check", "--one-run"]
     runs = []
     for run in range(RUNS):
         child = subprocess.run(command, capture_output=True, text=True)
