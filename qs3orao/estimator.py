@@ -92,11 +92,11 @@ class QS3ORAO(OrdinalEstimator):
         scores and coefficients stay float64.  "float32" is faster and changes
         the scores by about ``1e-7`` times their scale.
     n_jobs : int, optional
-        Threads over which the passes over all rows are split (by rows, so the
-        result does not depend on the scheduling); None means 1, -1 all cores.
-        The row chunks depend on ``n_jobs``, which may change the scores by
-        rounding (measured up to 7e-16 of their scale): a bit-for-bit repeat
-        needs the same ``n_jobs``.
+        Threads over which the passes over all rows are split by rows; None
+        means 1, -1 all cores.  With a given ``n_jobs`` the result does not
+        depend on the scheduling, but the row chunks depend on ``n_jobs``, which
+        may change the scores by rounding (measured up to 7e-16 of their
+        scale): a bit-for-bit repeat needs the same ``n_jobs``.
     trig_backend : {"auto", "numba", "numpy"}, default="auto"
         How the ``cos``/``sin`` passes are computed (:mod:`qs3orao.trig`): numpy,
         or a fused loop compiled with numba (faster in float64; the optional
