@@ -274,7 +274,7 @@ def _fit_ordinal_logistic(scores, codes, n_classes, n_jobs):
     for g, row in enumerate(scores):
         centre, spread = row.mean(), row.std()
         if not spread > 0:
-            warnings.warn(f"all {row.size} labeled scores equal {centre!r}: the scores carry no ordinal "
+            warnings.warn(f"all {row.size} labeled scores equal {float(centre)!r}: the scores carry no ordinal "
                           "information, so every row is predicted as the lowest class", RuntimeWarning, stacklevel=3)
             thresholds[g] = centre
             continue
