@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from qs3study import perf
+from qs3study import grid_pass_check, perf
 from qs3study.grid_pass_check import RUNS, _one_run, grid_pass_settings, main, median_interval, target_verdict
 
 
@@ -67,6 +67,20 @@ def test_the_check_stops_at_a_failed_run_with_its_error_output():
     failing = [sys.executable, "-c", "import sys; print('partial'); sys.exit('the measurement failed')"]
     with pytest.raises(SystemExit, match=r"run 1/10 failed \(exit 1\):\nthe measurement failed"):
         main(failing)
+
+
+def test_the_check_runs_the_command_it_is_given_even_an_empty_one(monkeypatch):
+    """Only a missing command means the default measurement; an empty one is the caller's, not replaced."""
+    ran = []
+
+    def refuse(command, **_):
+        ran.append(command)
+        raise OSError("no program")
+
+    monkeypatch.setattr(grid_pass_check.subprocess, "run", refuse)
+    with pytest.raises(OSError):
+        main([])
+    assert ran == [[]]
 
 
 def test_one_run_measures_the_schema_workload_and_prints_its_rows(monkeypatch, capsys):
