@@ -8,8 +8,7 @@ a dozen numpy calls per step.  A step reads its rows' scores through the
 group's earlier steps, and the caller adds the group's steps to every row
 after the group (as the path engine does), so the sums run in another order
 than the numpy loop's and the two agree to rounding.  :func:`path_group_steps`
-does the same for every setting of one draw pattern of the path, the
-settings innermost.
+does the same for a chunk of the path's settings, the settings innermost.
 
 Compiled at first use, cached on disk beside this file.
 """
@@ -151,18 +150,21 @@ def _read_scores(cos_s, sin_s, local, rows, base, group, done, f):
 
 
 @numba.njit(**_OPTIONS)
-def path_group_steps(cos_s, sin_s, local_rows, step_rows, semi, base, coef, group, scale, alive, tradeoffs, thetas,
-                     lams, step_offsets, start, first, score_limit, f):
-    """Take the steps ``start + first + 1 ..`` of one group for the settings of one draw pattern.
+def path_group_steps(cos_s, sin_s, local_rows, step_rows, semi, base, coef, group, scale, alive, unread, tradeoffs,
+                     thetas, lams, step_offsets, start, first, score_limit, f):
+    """Take the steps ``start + first + 1 ..`` of one group for a chunk of the path's settings.
 
-    The compiled :func:`qs3orao.engine._path_group_steps` for one pattern:
+    The compiled :func:`qs3orao.engine._path_group_steps` for one chunk:
     ``step_rows[q]`` and ``local_rows[q]`` are step ``q``'s rows among all rows
     (``base``'s columns) and among ``cos_s``'s.  ``base`` (``S x n``),
-    ``coef`` (``S x n_iter x 2m``), ``scale`` and ``alive`` are the pattern's
+    ``coef`` (``S x n_iter x 2m``), ``scale`` and ``alive`` are the chunk's
     settings' own (views written in place); ``group`` (``2 x G m x S``) receives
     the group's coefficients over ``sqrt(m)`` in the features' dtype (cosine
     part, sine part).  A diverged setting (not ``alive``) is skipped: its
-    stored values are zero and stay so.
+    stored values are zero and stay so.  ``unread`` (``rows x S``) marks the
+    rows a setting's own fit does not read (:func:`qs3orao.engine._unread_rows`):
+    they do not count in its guard and are set to zero where they leave the
+    limit (their weight is zero).
 
     Returns
     -------
@@ -187,7 +189,9 @@ def path_group_steps(cos_s, sin_s, local_rows, step_rows, semi, base, coef, grou
             for j in range(n_settings):
                 # The guard's max(|f|) |scale| <= limit, element by element (nan fails too).
                 if alive[j] and not abs(f[r, j]) * abs(scale[j]) <= score_limit:
-                    return q
+                    if not unread[r, j]:
+                        return q
+                    f[r, j] = 0.0
         for j in range(n_settings):
             if alive[j]:
                 for r in range(n_rows):

@@ -79,7 +79,7 @@ _UPDATE_CHUNKS = 4
 # compiled_group_length's constants, from the steps' time at fixed G (1 thread, 176 rows per step, m = 4 unless
 # said; rows x features: best G): 2,500 x 14: 14-32 (flat); 2,500 x 14, m = 16: 4-8; 5,000 x 14, m = 32: 4;
 # 20,000 x 14: 4-8 (12 and more slower, 24 by 50 %); 50,000 x 14: 3-10 (flat); 1,500 x 1,000 and 7,400 x 1,000: 64.
-# One pass over 7 x 11 settings (train_path; 2,400 x 14, m = 4, 320 rows per step over both draw patterns): 8-12
+# One pass over 7 x 11 settings (train_path; 2,400 x 14, m = 4, then 320 rows per step over two draw patterns): 8-12
 # (flat), 16-24 1.1 times slower, the plan's 64 1.6 times; the rule gives 10.
 _COMPILED_GROUP_WORK = 2**17
 _COMPILED_CACHE_BYTES = 8 * 2**20
@@ -461,7 +461,8 @@ def _step_plan(step_backend, n_rows, n_features, rows_per_step, n_components, it
     """:func:`group_plan`'s ``(dense, group)``, the group shortened by :func:`compiled_group_length` for compiled steps.
 
     ``rows_per_step`` counts the rows every step reads: in one pass over
-    several draw patterns (:func:`train_path`), the rows of all of them.
+    several settings (:func:`train_path`), the unlabeled rows of every split
+    that some setting weighs.
     """
     dense, group = group_plan(n_rows, rows_per_step, n_components, itemsize, work_bytes)
     if step_backend == "numba":
@@ -718,14 +719,6 @@ def _compiled_group_steps(cos_s, sin_s, draws, scores, local_of, coef, base, sta
     return scale
 
 
-def _draw_patterns(tradeoffs):
-    """Settings grouped by the splits that draw unlabeled rows (``tradeoff < 1``): pattern -> setting indices."""
-    patterns = {}
-    for g, weights in enumerate(tradeoffs):
-        patterns.setdefault(tuple(weights < 1.0), []).append(g)
-    return [np.array(settings) for settings in patterns.values()]
-
-
 def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch_size, n_components, gamma, seed,
                block_storage="auto", max_memory=256 * 2**20, dtype=np.float64, n_jobs=1, trig_backend="auto",
                step_backend="numpy", verbose=False):
@@ -737,11 +730,11 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     its own coefficients and scores.  Inside a group a step reads its sampled
     rows' scores as their scores at the group's start plus the group's earlier
     steps at those rows; after the group every row's scores take the group's
-    steps in one product with a ``(G 2m) x S`` coefficient matrix.  Row
-    sampling depends on which splits draw unlabeled rows (``tradeoff < 1``);
-    settings with the same pattern share one sampling stream, and each pattern
-    has its own stream started from ``seed``, so every setting draws exactly
-    the rows its own fit draws.
+    steps in one product with a ``(G 2m) x S`` coefficient matrix.  The rows
+    drawn depend on the seed and the data only (:func:`draw_steps`), so all
+    settings share one sampling stream and every setting draws exactly the
+    rows its own fit draws; a step weighs the unlabeled rows of every split
+    that some setting weighs (``tradeoff < 1``), at weight zero for the others.
 
     Parameters
     ----------
@@ -756,14 +749,13 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     step_backend : {"numpy", "numba"}, default="numpy"
         How each group's steps are taken for every setting
         (:func:`resolve_step_backend`): products over all settings at once, or
-        each draw pattern's settings in compiled loops, one chunk of them per
-        thread of ``n_jobs`` (the same values as one loop).  The compiled
-        steps shorten the plan's groups as :func:`train`'s do
-        (:func:`compiled_group_length`), counting the rows every draw pattern
-        reads per step, so their groups may differ from a setting's own compiled
-        fit: a diverging setting is then caught at the iteration these groups
-        catch it (a step checks its sampled rows, a group's end every row),
-        which its own fit may name differently.
+        the settings in compiled loops, one chunk of them per thread of
+        ``n_jobs`` (the same values as one loop).  The compiled steps shorten
+        the plan's groups as :func:`train`'s do (:func:`compiled_group_length`),
+        counting the rows the pass reads per step, so their groups may differ
+        from a setting's own compiled fit: a diverging setting is then caught
+        at the iteration these groups catch it (a step checks its sampled rows,
+        a group's end every row), which its own fit may name differently.
 
     Returns
     -------
@@ -803,13 +795,10 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     work_bytes, keep = memory_plan(n_iter, m, d, block_storage, max_memory, n_settings=n_settings,
                                    buffer_sets=_buffer_sets(n_jobs))
     splits, unlabeled = split_members(codes, tradeoffs.shape[1])
-    patterns = _draw_patterns(tradeoffs)
-    # Inside, the settings are ordered by pattern: each pattern's settings are one slice of the columns.
-    order = np.concatenate(patterns)
-    bounds = np.cumsum([0] + [p.size for p in patterns])
-    columns = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-    rngs = [sampling_rng(seed) for _ in patterns]
-    rows_per_step = batch_size * sum(int(np.sum(np.where(tradeoffs[p[0]] < 1.0, 3, 2))) for p in patterns)
+    # The pass reads the unlabeled rows of every split that some setting weighs.
+    weighed = tradeoffs.min(axis=0)
+    rng = sampling_rng(seed)
+    rows_per_step = batch_size * int(np.sum(np.where(weighed < 1.0, 3, 2)))
     dense, group = _step_plan(step_backend, n, d, rows_per_step, m, dtype.itemsize, work_bytes)
     Xw = X.astype(dtype, copy=False)
     # Setting first: base[g] and coef[g] are setting g's scores (divided by its scale) and coefficients.
@@ -817,32 +806,31 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     local_of = np.arange(n) if dense else np.empty(n, dtype=np.int64)
     coef = np.zeros((n_settings, n_iter, 2 * m))
     blocks = np.empty((n_iter, m, d)) if keep else None
-    state = _PathState(lams[order], thetas[order], step_offsets[order], tradeoffs[order], n_iter)
+    state = _PathState(lams, thetas, step_offsets, tradeoffs, n_iter, unread=_unread_rows(tradeoffs, batch_size))
     progress = _Progress(n_iter, verbose)
     trig = resolve_trig_backend(trig_backend, dtype)
     def groups():
         for start in range(0, n_iter, group):
             stop = min(start + group, n_iter)
-            draws = [draw_steps(rng, splits, unlabeled, tradeoffs[p[0]], batch_size, stop - start)
-                     for rng, p in zip(rngs, patterns)]
+            draws = draw_steps(rng, splits, unlabeled, weighed, batch_size, stop - start)
             omega = _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype)
-            yield _group_members(dense, draws), omega, draws, start, stop
+            yield _group_members(dense, [draws]), omega, draws, start, stop
 
     with _Rows(n_jobs, trig) as row_threads:
         for members, omega, draws, start, stop, cos_s, sin_s in _with_features(Xw, groups(), row_threads, local_of):
-            path_steps(cos_s, sin_s, draws, columns, local_of, coef, base, start, state,
-                       dense=members is None, rows=row_threads)
+            path_steps(cos_s, sin_s, draws, local_of, coef, base, start, state, dense=members is None,
+                       rows=row_threads)
             if not dense:
                 _accumulate(base.T, Xw, omega, coef[:, start:stop].transpose(1, 2, 0), row_threads, work_bytes)
             state.guard(base, iteration=stop, settings=slice(None), stored=(coef, base))
             progress.update(stop)
     models, train_scores = [], np.full((n, n_settings), np.nan)
-    for g, j in enumerate(np.argsort(order)):
-        if state.errors[j] is not None:
-            models.append(state.errors[j])
+    for g in range(n_settings):
+        if state.errors[g] is not None:
+            models.append(state.errors[g])
             continue
-        train_scores[:, g] = base[j] * state.scale[j]
-        models.append(RandomFeatureModel(seed=seed, gamma=gamma, n_features=d, coef=coef[j] * state.scale[j],
+        train_scores[:, g] = base[g] * state.scale[g]
+        models.append(RandomFeatureModel(seed=seed, gamma=gamma, n_features=d, coef=coef[g] * state.scale[g],
                                          blocks=blocks, dtype=dtype, n_jobs=n_jobs, work_bytes=work_bytes,
                                          trig_backend=trig))
     fitted = np.flatnonzero([isinstance(model, RandomFeatureModel) for model in models])
@@ -851,12 +839,29 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     return models, train_scores
 
 
-class _PathState:
-    """Per-setting schedule, global scale factor and divergence record of :func:`train_path`."""
+def _unread_rows(tradeoffs, batch_size):
+    """Per setting, the rows of a step of :func:`train_path` that its own fit does not read, shape (S, rows per step).
 
-    def __init__(self, lams, thetas, step_offsets, tradeoffs, n_iter):
+    The pass draws the unlabeled rows of every split some setting weighs
+    (:func:`draw_steps` at the settings' smallest weights); a setting's own fit
+    reads only those of the splits it weighs (``tradeoff < 1``).
+    """
+    n_settings, splits = tradeoffs.shape
+    semi = np.flatnonzero(tradeoffs.min(axis=0) < 1.0)
+    unweighed = np.repeat(tradeoffs[:, semi] >= 1.0, batch_size, axis=1)
+    return np.concatenate([np.zeros((n_settings, 2 * splits * batch_size), dtype=bool), unweighed], axis=1)
+
+
+class _PathState:
+    """Per-setting schedule, global scale factor and divergence record of :func:`train_path`.
+
+    ``unread`` is :func:`_unread_rows`: the rows of a step that a setting's own
+    fit does not read, at weight zero for that setting in the pass.
+    """
+
+    def __init__(self, lams, thetas, step_offsets, tradeoffs, n_iter, unread):
         self.lams, self.thetas, self.step_offsets, self.tradeoffs = lams, thetas, step_offsets, tradeoffs
-        self.n_iter = n_iter
+        self.n_iter, self.unread = n_iter, unread
         self.scale = np.ones(lams.size)
         self.errors = [None] * lams.size
         self.alive = np.ones(lams.size, dtype=bool)
@@ -869,11 +874,14 @@ class _PathState:
         """Step sizes of ``settings`` at iteration ``i``; 0 for a diverged setting (it stays at zero)."""
         return np.where(self.alive[settings], self.thetas[settings] / (i + self.step_offsets[settings]), 0.0)
 
-    def guard(self, values, *, iteration, settings, stored):
+    def guard(self, values, *, iteration, settings, stored, step=False):
         """Record a :class:`DivergenceError` for every setting whose ``scale * values`` leaves the limit.
 
         ``values`` holds the scores (divided by the scale) of the settings
-        ``settings``, a slice, one row each.  A diverged setting's entries of
+        ``settings``, a slice, one row each: at every row, or at a step's
+        sampled rows (``step``), where only the rows a setting's own fit reads
+        count for it (the others, where they leave the limit, are set to zero
+        in ``values``: their weight is zero).  A diverged setting's entries of
         ``stored`` (arrays indexed by setting along their first axis) are
         zeroed, so it no longer affects any product.
         """
@@ -882,12 +890,16 @@ class _PathState:
         largest = np.maximum(values.max(axis=1, initial=0.0), -values.min(axis=1, initial=0.0)) * np.abs(scale)
         for j in np.flatnonzero(self.alive[settings] & ~(largest <= SCORE_LIMIT)):
             g = range(self.scale.size)[settings][j]
+            unread = self.unread[g] if step else np.zeros(values.shape[1], dtype=bool)
             try:
-                check_scores(scale[j] * values[j], iteration=iteration, tradeoff=self.tradeoffs[g], **self.schedule(g))
+                check_scores(scale[j] * values[j, ~unread], iteration=iteration, tradeoff=self.tradeoffs[g],
+                             **self.schedule(g))
             except DivergenceError as error:
                 self.errors[g], self.alive[g], self.scale[g] = error, False, 1.0
                 for array in stored:
                     array[g] = 0.0
+            else:
+                values[j, unread] = 0.0
 
     def fold_small_scales(self, stored):
         """Fold every vanishing scale factor into ``stored`` before it underflows (as :func:`train`)."""
@@ -897,83 +909,79 @@ class _PathState:
             self.scale[g] = 1.0
 
 
-def _path_group_steps(cos_s, sin_s, draws, columns, local_of, coef, base, start, state, *, dense, rows):
+def _path_group_steps(cos_s, sin_s, draws, local_of, coef, base, start, state, *, dense, rows):
     """Take the steps ``start + 1 ..`` of one group for every setting (see :func:`_group_steps`).
 
     ``cos_s`` and ``sin_s`` are the features of the group's rows (all rows when
-    ``dense``) for its blocks; ``draws[p]`` are the rows of pattern ``p``'s steps and
-    its weighed splits (:func:`draw_steps`), whose settings are the slice ``columns[p]`` of the settings; ``coef[:, i - 1]``
-    receives every setting's coefficients divided by its scale.  ``base``
-    holds every row's scores at the group's start; a step adds the group's
-    earlier steps to it at its sampled rows only.  In the dense plan every row
-    then takes the group's steps, in one product.
+    ``dense``) for its blocks; ``draws`` are the steps' rows and weighed splits
+    (:func:`draw_steps`); ``coef[:, i - 1]`` receives every setting's
+    coefficients divided by its scale.  ``base`` holds every row's scores at
+    the group's start; a step adds the group's earlier steps to it at its
+    sampled rows only.  In the dense plan every row then takes the group's
+    steps, in one product.
     """
     m = coef.shape[2] // 2
+    step_rows, semi = draws
     # The group's coefficients over sqrt(m) in the features' dtype (what _group_steps adds per step), by part.
     group = np.zeros((base.shape[0], 2, cos_s.shape[1]), cos_s.dtype)
     stored = (coef, base, group)
-    for q in range(draws[0][0].shape[0]):
+    for q in range(step_rows.shape[0]):
         i = start + q + 1
         done, block = slice(0, q * m), slice(q * m, (q + 1) * m)
-        for settings, (step_rows, semi) in zip(columns, draws):
-            tradeoffs = state.tradeoffs[settings]
-            sampled = step_rows[q]
-            local = local_of[sampled]
-            cos_r, sin_r = cos_s[local, :block.stop], sin_s[local, :block.stop]
-            f = base[settings, sampled] + group[settings, 0, done] @ cos_r[:, done].T \
-                + group[settings, 1, done] @ sin_r[:, done].T
-            state.guard(f, iteration=i, settings=settings, stored=stored)
-            weights = weights_at_rows(state.scale[settings, None] * f, semi, tradeoffs)
-            weights[~state.alive[settings]] = 0.0
-            eta = state.eta(i, settings)
-            alpha = (-eta / np.sqrt(m))[:, None] * np.concatenate(
-                [weights @ cos_r[:, block], weights @ sin_r[:, block]], axis=1)
-            state.scale[settings] *= 1.0 - eta * state.lams[settings]
-            state.fold_small_scales(stored)
-            coef[settings, i - 1] = alpha / state.scale[settings, None]
-            group[settings, :, block] = (coef[settings, i - 1] / np.sqrt(m)).reshape(-1, 2, m)
+        sampled = step_rows[q]
+        local = local_of[sampled]
+        cos_r, sin_r = cos_s[local, :block.stop], sin_s[local, :block.stop]
+        f = base[:, sampled] + group[:, 0, done] @ cos_r[:, done].T + group[:, 1, done] @ sin_r[:, done].T
+        state.guard(f, iteration=i, settings=slice(None), stored=stored, step=True)
+        weights = weights_at_rows(state.scale[:, None] * f, semi, state.tradeoffs)
+        weights[~state.alive] = 0.0
+        eta = state.eta(i, slice(None))
+        alpha = (-eta / np.sqrt(m))[:, None] * np.concatenate(
+            [weights @ cos_r[:, block], weights @ sin_r[:, block]], axis=1)
+        state.scale *= 1.0 - eta * state.lams
+        state.fold_small_scales(stored)
+        coef[:, i - 1] = alpha / state.scale[:, None]
+        group[:, :, block] = (coef[:, i - 1] / np.sqrt(m)).reshape(-1, 2, m)
     if dense:
         _add_group_to_all_rows(base, group, cos_s, sin_s, rows)
 
 
-def _compiled_path_group_steps(cos_s, sin_s, draws, columns, local_of, coef, base, start, state, *, dense, rows,
-                               kernel):
-    """:func:`_path_group_steps` with each draw pattern's steps in one compiled loop, ``kernel``.
+def _compiled_path_group_steps(cos_s, sin_s, draws, local_of, coef, base, start, state, *, dense, rows, kernel):
+    """:func:`_path_group_steps` with the steps in compiled loops, ``kernel``.
 
-    ``kernel`` is :func:`qs3orao._steps_numba.path_group_steps`.  Each
-    pattern's settings are split into one chunk per thread of ``rows``, each
-    chunk's steps one task: a setting's arithmetic does not depend on the
-    others', so the chunks give the settings' values of one loop over all.  A
-    task stops at the first step where a setting's sampled scores leave the
-    limit; ``state.guard`` then records that setting's error and zeroes it, and
-    the task goes on from that step.
+    ``kernel`` is :func:`qs3orao._steps_numba.path_group_steps`.  The settings
+    are split into one chunk per thread of ``rows``, each chunk's steps one
+    task: a setting's arithmetic does not depend on the others', so the chunks
+    give the settings' values of one loop over all.  A task stops at the first
+    step where a setting's sampled scores leave the limit; ``state.guard`` then
+    records that setting's error and zeroes it, and the task goes on from that
+    step.
     """
+    step_rows, semi = draws
     group = np.zeros((base.shape[0], 2, cos_s.shape[1]), cos_s.dtype)
     guarding = threading.Lock()
+    unread = np.ascontiguousarray(state.unread.T)
 
-    def steps(settings, step_rows, semi):
-        pattern = np.zeros((2, cos_s.shape[1], settings.stop - settings.start), cos_s.dtype)
-        f = np.empty((step_rows.shape[1], pattern.shape[2]))
+    def steps(settings):
+        chunk = np.zeros((2, cos_s.shape[1], settings.stop - settings.start), cos_s.dtype)
+        f = np.empty((step_rows.shape[1], chunk.shape[2]))
         first = 0
         while (first := kernel(cos_s, sin_s, local_of[step_rows], step_rows, semi, base[settings], coef[settings],
-                               pattern, state.scale[settings], state.alive[settings], state.tradeoffs[settings],
-                               state.thetas[settings], state.lams[settings], state.step_offsets[settings], start,
-                               first, SCORE_LIMIT, f)) >= 0:
+                               chunk, state.scale[settings], state.alive[settings], unread[:, settings],
+                               state.tradeoffs[settings], state.thetas[settings], state.lams[settings],
+                               state.step_offsets[settings], start, first, SCORE_LIMIT, f)) >= 0:
             alive = state.alive[settings].copy()
             with guarding:
-                state.guard(f.T, iteration=start + first + 1, settings=settings, stored=(coef, base))
+                state.guard(f.T, iteration=start + first + 1, settings=settings, stored=(coef, base), step=True)
             if np.array_equal(alive, state.alive[settings]):
                 raise RuntimeError(f"the compiled steps stopped at step {start + first + 1} but its scores pass "
                                    f"the guard")
-            pattern[..., ~state.alive[settings]] = 0.0
-        group[settings] = pattern.transpose(2, 0, 1)
+            chunk[..., ~state.alive[settings]] = 0.0
+        group[settings] = chunk.transpose(2, 0, 1)
 
-    tasks = []
-    for settings, draw in zip(columns, draws):
-        size = -(-(settings.stop - settings.start) // rows.n_jobs)  # one chunk per thread
-        tasks += [partial(steps, slice(a, min(a + size, settings.stop)), *draw)
-                  for a in range(settings.start, settings.stop, size)]
-    rows.call_all(tasks)
+    n_settings = base.shape[0]
+    size = -(-n_settings // rows.n_jobs)  # one chunk per thread
+    rows.call_all([partial(steps, slice(a, min(a + size, n_settings))) for a in range(0, n_settings, size)])
     if dense:
         _add_group_to_all_rows(base, group, cos_s, sin_s, rows)
 

@@ -29,7 +29,8 @@ class QS3ORAO(OrdinalEstimator):
     with the squared pairwise loss) over the Gaussian RKHS by doubly stochastic
     functional gradients: every iteration samples, for each split ``j``,
     ``batch_size`` positives (class > j), negatives (class <= j) and unlabeled
-    rows, draws one block of ``n_components`` random frequencies from its seed,
+    rows (also where ``tradeoff`` gives these no weight, so the rows drawn do not
+    depend on it), draws one block of ``n_components`` random frequencies from its seed,
     takes the step ``eta_t = theta / (t + step_offset)`` and shrinks every
     earlier coefficient by ``1 - eta_t * lam``.  The thresholds then minimise
     the all-threshold loss over the labeled rows.

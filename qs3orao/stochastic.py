@@ -16,15 +16,17 @@ __all__ = ["draw_rows", "draw_steps", "gradient_rows", "gradient_weights", "weig
 def draw_rows(rng, splits, unlabeled, tradeoff, batch_size):
     """Sample ``batch_size`` positives, negatives and unlabeled rows for every split.
 
-    Unlabeled rows are drawn only for splits whose ``tradeoff < 1`` (they have
-    zero weight otherwise).  All indices of a step come from one
-    ``rng.random`` call, so the stream is the same whether steps are drawn one
-    at a time or many ahead (:func:`draw_steps`, as the fast engine does).
+    Every split draws its unlabeled rows, as Algorithm 1 does, but only those
+    of splits whose ``tradeoff < 1`` are returned (the others have zero
+    weight).  All indices of a step come from one ``rng.random`` call, so the
+    stream is the same whether steps are drawn one at a time or many ahead
+    (:func:`draw_steps`, as the fast engine does).
 
     Returns
     -------
     list of tuple of ndarray
-        ``(positives, negatives, unlabeled)`` row indices per split.
+        ``(positives, negatives, unlabeled)`` row indices per split; ``unlabeled``
+        is empty for a split whose ``tradeoff`` is 1.
     """
     rows, semi = draw_steps(rng, splits, unlabeled, tradeoff, batch_size, 1)
     k1 = len(splits)
@@ -39,6 +41,10 @@ def draw_steps(rng, splits, unlabeled, tradeoff, batch_size, n_steps):
     ``rng.random`` fills its array in order, so step ``q``'s rows are those of
     the ``q``-th of ``n_steps`` calls of :func:`draw_rows`, without their
     per-call overhead, already in the order :func:`gradient_rows` gives them.
+    Every split draws positives, negatives and, when there are unlabeled rows,
+    unlabeled rows (Algorithm 1, whatever the split's weight), so the stream
+    depends on the seed and the data only: fits that differ in ``tradeoff``
+    draw the same rows, and one pass over several settings shares one stream.
 
     Returns
     -------
@@ -46,18 +52,24 @@ def draw_steps(rng, splits, unlabeled, tradeoff, batch_size, n_steps):
         Per step, every split's positives, then every split's negatives, then
         the unlabeled rows of the splits ``semi``.
     semi : ndarray of int
-        The splits that draw unlabeled rows (``tradeoff < 1``).
+        The splits whose unlabeled rows are weighed (``tradeoff < 1``).
+
+    Raises
+    ------
+    ValueError
+        If a split weighs unlabeled rows (``tradeoff < 1``) but there are none.
     """
-    tradeoff = np.asarray(tradeoff)
-    pools = [pool for (pos, neg), weight in zip(splits, tradeoff)
-             for pool in ((pos, neg, unlabeled) if weight < 1.0 else (pos, neg))]
+    semi = np.flatnonzero(np.asarray(tradeoff) < 1.0)
+    if semi.size and not unlabeled.size:
+        raise ValueError(f"the splits {semi.tolist()} weigh unlabeled rows (tradeoff < 1), but there are none")
+    sources = 3 if unlabeled.size else 2
+    pools = [pool for pos, neg in splits for pool in (pos, neg, unlabeled)[:sources]]
     sizes = np.array([pool.size for pool in pools])
     # floor(u * size) is uniform on 0..size-1 up to 2^-53; the clip guards the rounding at u -> 1.
     picks = np.minimum((rng.random((n_steps, sizes.size, batch_size)) * sizes[:, None]).astype(np.int64),
                        sizes[:, None] - 1)
-    semi = np.flatnonzero(tradeoff < 1.0)
-    # Each split's pools are its positives, its negatives and (for the splits semi) its unlabeled rows.
-    positives = np.cumsum([0] + [3 if weight < 1.0 else 2 for weight in tradeoff[:-1]])
+    # Each split's pools are its positives, its negatives and (when there are any) its unlabeled rows.
+    positives = sources * np.arange(len(splits))
     order = [*positives, *(positives + 1), *(positives[semi] + 2)]
     return np.concatenate([pools[j][picks[:, j]] for j in order], axis=1), semi
 

@@ -299,6 +299,31 @@ def test_drawing_many_steps_at_once_gives_the_rows_of_one_step_at_a_time(n_steps
         assert np.array_equal(semi, want_semi)
 
 
+@given(st.integers(1, 5), st.integers(1, 3), st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=1, max_size=4),
+       st.integers(0, 99))
+def test_the_rows_drawn_do_not_depend_on_the_weights(n_steps, batch_size, tradeoff, seed):
+    """Every split draws its unlabeled rows whatever its weight (Algorithm 1): a fit weighing fewer of them reads
+    a subset of the rows a fit weighing all of them reads, from the same stream."""
+    _, codes = make_problem(60, 2, len(tradeoff) + 1, 30, seed=seed)
+    tradeoff = np.array(tradeoff)
+    splits, unlabeled = split_members(codes, tradeoff.size)
+    every, _ = draw_steps(sampling_rng(seed), splits, unlabeled, np.zeros(tradeoff.size), batch_size, n_steps)
+    rows, semi = draw_steps(sampling_rng(seed), splits, unlabeled, tradeoff, batch_size, n_steps)
+    labeled = 2 * tradeoff.size * batch_size
+    kept = np.concatenate([np.arange(labeled), *(labeled + batch_size * j + np.arange(batch_size) for j in semi)])
+    np.testing.assert_array_equal(rows, every[:, kept])
+
+
+def test_drawing_weighed_unlabeled_rows_needs_some():
+    _, codes = make_problem(40, 2, 3, 40, seed=0)
+    splits, unlabeled = split_members(codes, 2)
+    assert unlabeled.size == 0
+    rows, semi = draw_steps(sampling_rng(0), splits, unlabeled, np.ones(2), 2, 3)
+    assert rows.shape == (3, 8) and semi.size == 0
+    with pytest.raises(ValueError, match=r"splits \[1\] weigh unlabeled rows"):
+        draw_steps(sampling_rng(0), splits, unlabeled, np.array([1.0, 0.5]), 2, 3)
+
+
 def test_unlabeled_rows_are_weighed_only_where_every_setting_weighs_them():
     _, codes = make_problem(60, 2, 4, 30, seed=1)
     splits, unlabeled = split_members(codes, 3)

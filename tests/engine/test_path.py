@@ -22,7 +22,7 @@ WEIGHTS = [0.0, 0.3, 1.0]
 
 def same_groups():
     """The path and the own compiled fits take the plan's group length (compiled_group_length's differs between
-    them: in the path it counts the rows of every draw pattern).
+    them: in the path it counts the unlabeled rows of every split some setting weighs).
 
     A divergence is caught at a step's sampled rows or at a group's end, so the
     same error (iteration and scores) needs the same groups.
@@ -58,7 +58,7 @@ def assert_same_fit(path_fit, own_fit, X):
 @given(problem=path_problems(), dense=st.booleans(), group=st.integers(1, 9))
 @settings(max_examples=40, deadline=None)
 def test_fit_path_equals_separate_fits(problem, dense, group):
-    """Every setting of one pass is its own fit to rounding, under either group plan and any mix of draw patterns."""
+    """Every setting of one pass is its own fit to rounding, under either group plan and any weighed splits."""
     X, y, grid, base = problem
     estimator = QS3ORAO(**base)
     with mock.patch.object(engine, "group_plan", return_value=(dense, group)), same_groups():
@@ -97,7 +97,8 @@ def test_a_diverging_setting_is_reported_alone_and_leaves_the_others_unchanged(s
     X, y = make_problem(300, 2, 4, 100, seed=2)
     estimator = QS3ORAO(n_iter=200, gamma=2.0, random_state=3, step_backend=step_backend)  # the paper's schedule blows up at lam = 1e-3
     grid = [dict(lam=1.0), dict(lam=1e-3), dict(lam=0.125, tradeoff=1.0)]
-    fits = estimator.fit_path(X, y, grid)
+    with same_groups():
+        fits = estimator.fit_path(X, y, grid)
     with pytest.raises(DivergenceError) as raised, same_groups():
         clone(estimator).set_params(lam=1e-3).fit(X, y)
     assert isinstance(fits[1], DivergenceError) and str(fits[1]) == str(raised.value)
@@ -107,8 +108,8 @@ def test_a_diverging_setting_is_reported_alone_and_leaves_the_others_unchanged(s
         assert np.isfinite(fits[i].train_scores_).all()
 
 
-def test_settings_with_and_without_unlabeled_draws_keep_their_own_streams():
-    """tradeoff = 1 draws no unlabeled rows: its setting has its own stream, still equal to its own fit."""
+def test_settings_with_and_without_unlabeled_weights_share_one_stream_each_its_own_fit():
+    """tradeoff = 1 weighs no unlabeled rows; its own fit draws them all the same, so the pass has one stream."""
     X, y = make_problem(200, 2, 3, 60, seed=4)
     estimator = QS3ORAO(n_iter=30, gamma=1.0, random_state=5, step_offset="auto")
     grid = [dict(tradeoff=1.0), dict(tradeoff=0.0), dict(tradeoff=[1.0, 0.4]), dict(tradeoff=1.0, lam=0.5)]
@@ -213,10 +214,10 @@ def test_a_scale_factor_hitting_zero_inside_a_group_is_folded_as_in_the_own_fit(
 
 
 @pytest.mark.parametrize("step_backend, shortened", [("numpy", False), ("numba", True)])
-def test_the_compiled_path_shortens_its_groups_by_the_rows_of_every_draw_pattern(step_backend, shortened):
-    """compiled_group_length decides the compiled path's group length, from the rows all patterns read per step."""
+def test_the_compiled_path_shortens_its_groups_by_the_rows_the_pass_reads(step_backend, shortened):
+    """compiled_group_length decides the compiled path's group length, from the rows the pass reads per step."""
     X, codes = make_problem(120, 2, 3, 60, seed=3)
-    tradeoffs = np.array([[0.5, 0.5], [1.0, 1.0], [0.0, 1.0]])  # three draw patterns: 3 + 3, 2 + 2 and 3 + 2 rows
+    tradeoffs = np.array([[1.0, 0.5], [1.0, 1.0], [1.0, 1.0]])  # the second split's unlabeled rows: 2 + 3 rows
     ends = []  # of the groups, as the progress report sees them
     with mock.patch.object(engine, "group_plan", return_value=(True, 9)), \
             mock.patch.object(engine, "compiled_group_length", return_value=4) as rule, \
@@ -225,17 +226,17 @@ def test_the_compiled_path_shortens_its_groups_by_the_rows_of_every_draw_pattern
                    batch_size=2, n_components=3, gamma=1.0, seed=0, step_backend=step_backend)
     assert ends == ([4, 8, 10] if shortened else [9, 10])
     if shortened:
-        assert rule.call_args.kwargs["rows_per_step"] == 2 * (6 + 4 + 5)
+        assert rule.call_args.kwargs["rows_per_step"] == 2 * (2 + 3)
 
 
 def test_the_compiled_path_in_its_own_groups_equals_the_own_compiled_fits():
-    """Without aligning the groups (the path's shortened by all patterns' rows), every setting is its own fit."""
+    """Without aligning the groups (the path's shortened by the rows it reads), every setting is its own fit."""
     X, y = make_problem(600, 3, 4, 150, seed=5)
     estimator = QS3ORAO(n_iter=120, n_components=3, gamma=1.0, random_state=6, step_offset="auto",
                         step_backend="numba")
     grid = [dict(lam=lam, tradeoff=t) for lam in (0.25, 2.0) for t in (0.0, 0.6, 1.0)]
     with mock.patch.object(engine, "compiled_group_length", wraps=engine.compiled_group_length) as rule:
         fits = estimator.fit_path(X, y, grid)
-    assert rule.call_args.kwargs["rows_per_step"] == 16 * (3 * 3 + 2 * 3)  # two patterns over 3 splits, batch 16
+    assert rule.call_args.kwargs["rows_per_step"] == 16 * 3 * 3  # 3 splits' rows of each kind, batch 16
     for setting, path_fit in zip(grid, fits):
         assert_same_fit(path_fit, clone(estimator).set_params(**setting).fit(X, y), X)

@@ -1,6 +1,7 @@
 """The compiled steps (step_backend="numba") against the numpy steps, and how the choice is made and refused."""
 
 import sys
+from functools import partial
 from unittest import mock
 
 import numpy as np
@@ -134,7 +135,7 @@ def test_compiled_path_steps_give_the_numpy_path(max_memory):
                   seed=7, max_memory=max_memory)
     (plain, scores_plain), (compiled, scores_compiled) = [
         train_path(X, codes, tradeoffs, **params, step_backend=backend) for backend in ("numpy", "numba")]
-    assert engine.group_plan(2000, 6 * 11, 4, 8, max_memory)[0] == (max_memory > 2**20)
+    assert engine.group_plan(2000, 6 * 12, 4, 8, max_memory)[0] == (max_memory > 2**20)
     assert isinstance(plain[4], DivergenceError) and str(compiled[4]) == str(plain[4])
     for g in range(4):
         scale = np.abs(scores_plain[:, g]).max()
@@ -143,43 +144,77 @@ def test_compiled_path_steps_give_the_numpy_path(max_memory):
 
 
 def test_compiled_path_steps_say_when_their_guard_and_the_engines_disagree():
-    state = engine._PathState(np.ones(1), np.ones(1), np.zeros(1), np.ones((1, 1)), n_iter=1)
+    state = engine._PathState(np.ones(1), np.ones(1), np.zeros(1), np.ones((1, 1)), n_iter=1,
+                              unread=np.zeros((1, 2), dtype=bool))
     state.guard = lambda *args, **kwargs: None
     base = np.full((1, 8), np.nan)
-    draws = [(np.zeros((1, 2), dtype=np.int64), np.array([], dtype=np.int64))]
+    draws = (np.zeros((1, 2), dtype=np.int64), np.array([], dtype=np.int64))
     with pytest.raises(RuntimeError, match="pass the guard"), engine._Rows(1) as rows:
-        resolve_step_backend("numba", path=True)(np.ones((8, 4)), np.zeros((8, 4)), draws, [slice(0, 1)],
-                                                 np.arange(8), np.zeros((1, 1, 8)), base, 0, state, dense=True,
-                                                 rows=rows)
+        resolve_step_backend("numba", path=True)(np.ones((8, 4)), np.zeros((8, 4)), draws, np.arange(8),
+                                                 np.zeros((1, 1, 8)), base, 0, state, dense=True, rows=rows)
 
 
-# With threads, each pattern's settings are split into one chunk per thread, taken in parallel: every value must
-# be the one loop's over all settings, bit for bit, a setting diverging in a chunk on the pool included.
+def path_steps(backend, cos_s, sin_s, draws, base, tradeoffs, n_jobs=1):
+    """One group of :func:`engine.train_path`'s steps from ``base``, dense: ``(coef, scores, state)``.
+
+    ``draws`` are the rows of two splits, the unlabeled rows of both among them.
+    """
+    n_settings, steps, batch = tradeoffs.shape[0], draws[0].shape[0], draws[0].shape[1] // 6
+    state = engine._PathState(np.linspace(0.1, 1.0, n_settings), np.linspace(1.0, 3.0, n_settings),
+                              np.zeros(n_settings), tradeoffs, n_iter=steps,
+                              unread=engine._unread_rows(tradeoffs, batch))
+    coef, scores = np.zeros((n_settings, steps, cos_s.shape[1] // steps * 2)), base.copy()
+    with engine._Rows(n_jobs) as rows:
+        resolve_step_backend(backend, path=True)(cos_s, sin_s, draws, np.arange(base.shape[1]), coef, scores, 0,
+                                                 state, dense=True, rows=rows)
+    return coef, scores, state
+
+
+# With threads, the settings are split into one chunk per thread, taken in parallel: every value must be the one
+# loop's over all settings, bit for bit, a setting diverging in a chunk on the pool included.
 def test_compiled_path_steps_in_chunks_on_threads_give_the_one_loop_bit_for_bit():
     rng = np.random.default_rng(3)
     n, m, steps, batch = 60, 2, 3, 3
     cos_s, sin_s = rng.standard_normal((2, n, steps * m))
-    # Pattern 0 (settings 0-4) weighs the unlabeled rows of both splits, pattern 1 (settings 5-7) none.
-    draws = [(rng.integers(0, n, (steps, 6 * batch)), np.array([0, 1])),
-             (rng.integers(0, n, (steps, 4 * batch)), np.array([], dtype=np.int64))]
+    # Settings 0-4 weigh the unlabeled rows of both splits, settings 5-7 none (weight zero on those drawn).
+    draws = (rng.integers(0, n, (steps, 6 * batch)), np.array([0, 1]))
     tradeoffs = np.vstack([rng.uniform(0, 0.9, (5, 2)), np.ones((3, 2))])
     base = rng.standard_normal((8, n)) * 0.1
-    base[7] = 1e151  # setting 7, the second chunk of pattern 1 on two threads, diverges at its first step
+    base[7] = 1e151  # setting 7, in the second chunk on two threads, diverges at its first step
+    run = partial(path_steps, "numba", cos_s, sin_s, draws, base, tradeoffs)
 
-    def run(n_jobs):
-        state = engine._PathState(np.linspace(0.1, 1.0, 8), np.linspace(1.0, 3.0, 8), np.zeros(8), tradeoffs,
-                                  n_iter=steps)
-        coef, scores = np.zeros((8, steps, 2 * m)), base.copy()
-        with engine._Rows(n_jobs) as rows:
-            resolve_step_backend("numba", path=True)(cos_s, sin_s, draws, [slice(0, 5), slice(5, 8)], np.arange(n),
-                                                     coef, scores, 0, state, dense=True, rows=rows)
-        return coef, scores, state
-
-    (coef_one, scores_one, one), (coef_two, scores_two, two) = run(1), run(2)
+    (coef_one, scores_one, one), (coef_two, scores_two, two) = run(n_jobs=1), run(n_jobs=2)
     assert isinstance(one.errors[7], DivergenceError) and str(two.errors[7]) == str(one.errors[7])
     assert [e is None for e in two.errors] == [e is None for e in one.errors] == [True] * 7 + [False]
     for got, want in [(coef_two, coef_one), (scores_two, scores_one), (two.scale, one.scale)]:
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_the_path_ignores_the_unlabeled_rows_a_setting_does_not_weigh(backend):
+    """A setting weighing no unlabeled rows (tradeoff 1) is not stopped by the pass's unlabeled rows, and takes
+    the steps it takes when they are zero: their weight is zero, even at non-finite scores."""
+    rng = np.random.default_rng(5)
+    n, m, steps, batch = 40, 2, 4, 2
+    cos_s, sin_s = rng.standard_normal((2, n, steps * m))
+    # The labeled rows among the first half, the unlabeled among the second.
+    draws = (np.hstack([rng.integers(0, n // 2, (steps, 4 * batch)), rng.integers(n // 2, n, (steps, 2 * batch))]),
+             np.array([0, 1]))
+    tradeoffs = np.array([[0.5, 0.2], [1.0, 1.0], [1.0, 0.3]])
+    unlabeled = np.arange(n // 2, n)
+    base = rng.standard_normal((3, n)) * 0.1
+    finite, wild = base.copy(), base.copy()
+    finite[1, unlabeled] = 0.0
+    wild[1, unlabeled] = np.inf  # beyond the limit at rows setting 1 does not read; settings 0 and 2 read them
+    wild[1, unlabeled[::2]] = np.nan
+    (coef_finite, _, ok), (coef_wild, _, state) = [path_steps(backend, cos_s, sin_s, draws, b, tradeoffs)
+                                                   for b in (finite, wild)]
+    assert ok.errors == state.errors == [None] * 3
+    np.testing.assert_array_equal(coef_wild[1], coef_finite[1])
+    # Setting 2 reads the unlabeled rows of its second split only: beyond the limit there, it stops.
+    wild[2, draws[0][0, 5 * batch:]] = 1e151
+    *_, state = path_steps(backend, cos_s, sin_s, draws, wild, tradeoffs)
+    assert isinstance(state.errors[2], DivergenceError) and state.errors[2].iteration == 1
 
 
 @given(st.integers(1, 64), st.integers(10, 300_000), st.integers(1, 2000), st.integers(1, 400), st.integers(1, 64),
