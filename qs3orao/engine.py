@@ -559,7 +559,7 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
         for start, end in _group_bounds(n_iter, group, checkpoints):
             draws = draw_steps(rng, splits, unlabeled, tradeoff, batch_size, end - start)
             omega = _group_blocks(seed, start, end, m, d, gamma, blocks, dtype)
-            yield _group_members(dense, [draws]), omega, draws, start, end
+            yield _group_members(dense, draws), omega, draws, start, end
 
     with _Rows(n_jobs, trig) as row_threads:
         for members, omega, draws, start, end, cos_s, sin_s in _with_features(Xw, groups(), row_threads, local_of):
@@ -608,10 +608,10 @@ def _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype):
 
 
 def _group_members(dense, draws):
-    """The group's rows, sorted (None: all rows); ``draws`` holds :func:`draw_steps` outputs."""
+    """The group's rows, sorted (None: all rows); ``draws`` is :func:`draw_steps`' output."""
     if dense:
         return None
-    return np.unique(np.concatenate([rows.ravel() for rows, _ in draws]))
+    return np.unique(draws[0])
 
 
 def _start_member_features(X, members, omega, rows, slot):
@@ -798,15 +798,15 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     # The pass reads the unlabeled rows of every split that some setting weighs.
     weighed = tradeoffs.min(axis=0)
     rng = sampling_rng(seed)
-    rows_per_step = batch_size * int(np.sum(np.where(weighed < 1.0, 3, 2)))
-    dense, group = _step_plan(step_backend, n, d, rows_per_step, m, dtype.itemsize, work_bytes)
+    unread = _unread_rows(tradeoffs, batch_size)  # one column per row a step reads
+    dense, group = _step_plan(step_backend, n, d, unread.shape[1], m, dtype.itemsize, work_bytes)
     Xw = X.astype(dtype, copy=False)
     # Setting first: base[g] and coef[g] are setting g's scores (divided by its scale) and coefficients.
     base = np.zeros((n_settings, n))
     local_of = np.arange(n) if dense else np.empty(n, dtype=np.int64)
     coef = np.zeros((n_settings, n_iter, 2 * m))
     blocks = np.empty((n_iter, m, d)) if keep else None
-    state = _PathState(lams, thetas, step_offsets, tradeoffs, n_iter, unread=_unread_rows(tradeoffs, batch_size))
+    state = _PathState(lams, thetas, step_offsets, tradeoffs, n_iter, unread=unread)
     progress = _Progress(n_iter, verbose)
     trig = resolve_trig_backend(trig_backend, dtype)
     def groups():
@@ -814,7 +814,7 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
             stop = min(start + group, n_iter)
             draws = draw_steps(rng, splits, unlabeled, weighed, batch_size, stop - start)
             omega = _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype)
-            yield _group_members(dense, [draws]), omega, draws, start, stop
+            yield _group_members(dense, draws), omega, draws, start, stop
 
     with _Rows(n_jobs, trig) as row_threads:
         for members, omega, draws, start, stop, cos_s, sin_s in _with_features(Xw, groups(), row_threads, local_of):
