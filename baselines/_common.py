@@ -90,7 +90,7 @@ class LamPath:
     #: feature-space systems), one eigendecomposition costs about as much as 7 of them (measured
     #: single-threaded at n = 400 and 1000), so the path pays off from about 12 values of ``lam`` (the 24
     #: of a long grid), not for the paper's 7.  The kernel expansions, whose single solve is a Cholesky
-    #: factorisation of the weighed rows, set their own (``examples/lam_path_break_even.py``).
+    #: factorisation of the weighed rows, set their own (``timing/lam_path_break_even.py``).
     PATH_MIN_SETTINGS = 12
 
     @staticmethod

@@ -100,7 +100,7 @@ class ScoreMemo:
     """Held-out split AUCs of every (candidate, fold) fitted so far, shared by searches of one problem.
 
     Give one instance as ``memo`` to the :func:`cross_validate_params` calls of
-    one tuning job (the rounds of :func:`qs3study.tuning.widened_search`, whose
+    one tuning job (the rounds of :func:`qs3study.stages.tuning.widened_search`, whose
     windows overlap): a candidate already scored on a fold by an earlier call
     reuses that fold's AUCs instead of being fitted again.  A candidate is its
     parameter dict as fitted, ``fixed_params`` and the fixed ``classes``

@@ -71,7 +71,7 @@ class MSAMULT(SplitwiseModel):
 
     #: At a tuning fold's size (1,400 rows) the path over 24 values costs 17-21 separate solves at a trade-off
     #: of 0.5 (one eigendecomposition per split, against one Cholesky factorisation per split and value) and
-    #: about 75 at 1 (``examples/lam_path_break_even.py``).
+    #: about 75 at 1 (``timing/lam_path_break_even.py``).
     PATH_MIN_SETTINGS = 20
 
     def __init__(self, *, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="ordinal_logistic", classes=None,

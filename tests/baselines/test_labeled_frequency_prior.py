@@ -7,7 +7,7 @@ import pytest
 
 from baselines import MPNUAUC
 from baselines.prior import labeled_frequency_priors
-from qs3orao.datasets import semisupervised_split
+from qs3study.datasets import semisupervised_split
 
 
 def _uniform_sample(proportions, n, seed):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from qs3orao.datasets.generated import make_latent_regression
+from qs3study.datasets.generated import make_latent_regression
 
 
 def ordinal_problem(n=200, n_labeled=60, d=3, k=4, seed=0):

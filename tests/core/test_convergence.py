@@ -32,7 +32,7 @@ OFFSET_CHECKPOINTS = np.array([25, 50, 100, 200, 400, 800, 1600, 3200])
 
 @pytest.mark.slow
 def test_auto_offset_has_no_transient_and_keeps_the_one_over_t_rate():
-    """lam = 0.05, theta * lam = 1.5: here the paper's schedule ends at AUC ~0.5 (see examples/).
+    """lam = 0.05, theta * lam = 1.5: here the paper's schedule ends at AUC ~0.5 (see timing/).
 
     Ten seeds: the first version of this test averaged three and measured a slope of -0.64 (just
     outside the criterion); a ten-seed run then showed local slopes between -1.5 and +0.2 from one

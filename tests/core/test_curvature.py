@@ -11,7 +11,7 @@ from qs3orao.kernels import curvature_rng, gaussian_kernel
 from qs3orao.objective import ordinal_risk_hessian, split_members
 from qs3orao.schedule import AUTO_DATA, auto_step_offset, contracting_offset, curvature_bound, resolve_step_offset
 from qs3orao.stochastic import draw_rows
-from qs3orao.theory.convergence import largest_curvature, make_problem
+from qs3study.theory.convergence import largest_curvature, make_problem
 
 
 def _data(n_labeled=24, n_unlabeled=36, n_classes=3, seed=0):

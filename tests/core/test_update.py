@@ -8,7 +8,7 @@ from qs3orao.validation import check_semisupervised
 from qs3orao.kernels import fourier_features, frequency_block, sampling_rng
 from qs3orao.objective import split_members
 from qs3orao.stochastic import draw_rows, gradient_weights
-from qs3orao.theory.algorithm_printed import printed_direction, sampled_risk_gradient
+from qs3study.theory.algorithm_printed import printed_direction, sampled_risk_gradient
 
 from .problems import ordinal_problem
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from qs3orao.datasets import load_ordinal, load_raw, minmax_scale_common_inplace, minmax_scale_inplace
-from qs3orao.datasets.text import svd_embedding, tfidf_matrix
+from qs3study.datasets import load_ordinal, load_raw, minmax_scale_common_inplace, minmax_scale_inplace
+from qs3study.datasets.text import svd_embedding, tfidf_matrix
 
 
 def _spectrum_block(seed=0):

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from qs3orao.datasets import (
+from qs3study.datasets import (
     DATASETS,
     ChecksumError,
     DownloadError,

@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from qs3orao.datasets import (
+from qs3study.datasets import (
     DATASETS,
     PAPER_DATASETS,
     get_spec,
@@ -14,7 +14,7 @@ from qs3orao.datasets import (
     make_latent_regression,
     make_review_corpus,
 )
-from qs3orao.datasets import generated
+from qs3study.datasets import generated
 
 
 def test_registry_has_the_papers_eight_datasets_with_sources():

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from qs3orao.datasets import DegenerateBinsError, equal_frequency_bins, minmax_scale_inplace
-from qs3orao.datasets.preprocess import first_occurrence_mask, ordinal_labels
+from qs3study.datasets import DegenerateBinsError, equal_frequency_bins, minmax_scale_inplace
+from qs3study.datasets.preprocess import first_occurrence_mask, ordinal_labels
 
 # Few distinct values so that ties are common.
 tied_targets = arrays(

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from qs3orao.datasets import (
+from qs3study.datasets import (
     DegenerateBinsError,
     UnevenBinsWarning,
     load_ordinal,

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qs3orao.datasets import semisupervised_split
+from qs3study.datasets import semisupervised_split
 
 Y = np.repeat(np.arange(5), [300, 200, 100, 50, 10])
 

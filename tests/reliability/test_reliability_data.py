@@ -13,9 +13,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from qs3orao.datasets import DATASETS, fetch, load_ordinal
-from qs3orao.datasets.cache import CACHE_ENV, cache_key
-from qs3orao.datasets.errors import CacheNotWritableError, CacheRebuildWarning, IncompleteFileError
+from qs3study.datasets import DATASETS, fetch, load_ordinal
+from qs3study.datasets.cache import CACHE_ENV, cache_key
+from qs3study.datasets.errors import CacheNotWritableError, CacheRebuildWarning, IncompleteFileError
 
 RNG = np.random.default_rng(0)
 

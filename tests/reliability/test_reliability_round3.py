@@ -14,8 +14,8 @@ import pytest
 from baselines.linear_floor import LinearFloor
 from baselines.registry import make_method
 from qs3orao import QS3ORAO
-from qs3orao.datasets import DATASETS, fetch, load_ordinal, local_spec
-from qs3orao.datasets.errors import CacheRebuildWarning, DatasetError, IncompleteFileError
+from qs3study.datasets import DATASETS, fetch, load_ordinal, local_spec
+from qs3study.datasets.errors import CacheRebuildWarning, DatasetError, IncompleteFileError
 from qs3orao.metrics import binary_auc
 from qs3orao.schedule import auto_step_offset
 from test_reliability_estimators import deadline

@@ -11,7 +11,7 @@ import pytest
 from baselines.registry import tuning_grid
 
 REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("cost_estimate", REPO / "examples" / "reproduction_cost_estimate.py")
+_spec = importlib.util.spec_from_file_location("cost_estimate", REPO / "timing" / "reproduction_cost_estimate.py")
 cost = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cost)
 

@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-from qs3study import grid_pass_check, perf
-from qs3study.grid_pass_check import RUNS, _one_run, grid_pass_settings, main, median_interval, target_verdict
+from qs3study.perf import grid_pass_check, summary as perf
+from qs3study.perf.grid_pass_check import RUNS, _one_run, grid_pass_settings, main, median_interval, target_verdict
 
 
 def test_ten_runs_bound_the_median_by_their_second_and_ninth_values():

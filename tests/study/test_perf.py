@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from qs3study.perf import compiled_steps_ratio, grid_pass_ratio, lam_path_ratio, throughput_vs_gemm
+from qs3study.perf.summary import compiled_steps_ratio, grid_pass_ratio, lam_path_ratio, throughput_vs_gemm
 
 
 def test_throughput_rows_time_each_backend_and_say_which_ran():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import yaml
 
-from qs3study.pool_time_to_accuracy import (LABELS, plot_pareto, pool_problem, pool_time_to_accuracy_rows,
+from qs3study.perf.pool_time_to_accuracy import (LABELS, plot_pareto, pool_problem, pool_time_to_accuracy_rows,
                                             run_pool, time_to_accuracy, tuned_settings)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

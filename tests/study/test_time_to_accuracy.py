@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from qs3study.time_to_accuracy import _crossover, exact_memory, run_sweep, summary_rows
+from qs3study.perf.time_to_accuracy import _crossover, exact_memory, run_sweep, summary_rows
 
 SETTINGS = dict(n_labeled=40, n_features=2, n_classes=3, objective=dict(gamma=1.0, lam=0.5, tradeoff=0.5),
                 qs3orao_params=dict(batch_size=4, n_components=4), n_iters=[50, 100], feature_widths=[16, 32],

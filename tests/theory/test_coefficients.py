@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from qs3orao.theory.checks import FLOAT_RELATIVE_TOLERANCE, PINNED_LEMMA2
-from qs3orao.theory.coefficients import (exact_lemma2_ratios, exact_step_coefficients, in_lemma2_domain,
+from qs3study.theory.checks import FLOAT_RELATIVE_TOLERANCE, PINNED_LEMMA2
+from qs3study.theory.coefficients import (exact_lemma2_ratios, exact_step_coefficients, in_lemma2_domain,
                                          lemma2_ratios, step_coefficients)
 
 # theta: any positive rational; c = theta * lambda in (1, 2) (rational) or a positive integer.
@@ -58,7 +58,7 @@ def test_lemma2_holds_for_integer_products_once_t_reaches_c_minus_one(theta, c, 
 
 
 @pytest.mark.xfail(strict=True, reason="paper's Lemma 2 fails for integer theta*lambda >= 4 at small t; "
-                                       "pinned in qs3orao.theory.checks.PINNED_LEMMA2")
+                                       "pinned in qs3study.theory.checks.PINNED_LEMMA2")
 @settings(max_examples=300, deadline=None)
 @given(theta=thetas, c=positive_integers, t=ts)
 def test_lemma2_as_stated_for_every_positive_integer_product(theta, c, t):

@@ -6,9 +6,9 @@ import pytest
 
 from qs3orao.engine import train
 from qs3orao.objective import ordinal_risk
-from qs3orao.theory import bounds
-from qs3orao.theory.coefficients import step_coefficients
-from qs3orao.theory.convergence import (checkpoints, derivative_bound, largest_curvature, make_problem,
+from qs3study.theory import bounds
+from qs3study.theory.coefficients import step_coefficients
+from qs3study.theory.convergence import (checkpoints, derivative_bound, largest_curvature, make_problem,
                                         mean_error_slope, predicted_amplification, run_cells, run_trajectory,
                                         step_sizes)
 from qs3study.claims.summary import summarise

@@ -43,13 +43,13 @@ def test_study_code_has_no_numeric_settings(path):
 
 
 def test_theory_quantity_modules_declare_no_criteria():
-    """The criteria that lived in qs3orao.theory (SLOPE_TOLERANCE, EXPONENT_TOLERANCE, ...) are gone."""
+    """The criteria that lived in qs3study.theory (SLOPE_TOLERANCE, EXPONENT_TOLERANCE, ...) are gone."""
     for name in ("convergence", "complexity"):
-        tree = ast.parse((ROOT / "qs3orao" / "theory" / f"{name}.py").read_text())
+        tree = ast.parse((ROOT / "workflow" / "qs3study" / "theory" / f"{name}.py").read_text())
         numeric = [t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
                    if isinstance(t, ast.Name) and isinstance(node.value, ast.Constant)
                    and isinstance(node.value.value, (int, float))]
-        assert numeric == [], f"qs3orao/theory/{name}.py declares settings {numeric}"
+        assert numeric == [], f"workflow/qs3study/theory/{name}.py declares settings {numeric}"
 
 
 def test_committed_design_loads_and_ci_design_has_its_structure():

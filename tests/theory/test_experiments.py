@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from qs3orao.quadratic import ordinal_pairwise_risk, samult_risk
-from qs3orao.theory.complexity import fit_exponent, run_sweep
+from qs3study.theory.complexity import fit_exponent, run_sweep
 from baselines.registry import METHODS as REGISTRY
 from qs3study.claims.empirical import KEYS, _memory_need, empirical_claims
 from qs3study.claims.ledger import Claim, history_markdown, write_ledger
@@ -201,7 +201,7 @@ def test_a_protocols_claims_read_its_signal_screen_beside_the_table(tmp_path):
 def test_tail_exponent_fits_the_largest_sizes_only():
     from scipy import stats
 
-    from qs3orao.theory.complexity import local_exponents, tail_exponent
+    from qs3study.theory.complexity import local_exponents, tail_exponent
 
     n = np.repeat([100, 200, 400, 800, 1600, 3200], 3)
     noise = np.tile([1.0, 1.05, 0.97], 6)
@@ -228,7 +228,7 @@ def test_operation_counts_follow_the_algorithms():
     With tradeoff 0.5 every row is weighed, so the factorisation is one Cholesky of an n x n matrix (1/3 n^3),
     beside the LU of the low-rank part's small system (one row and column per group of rows).
     """
-    from qs3orao.theory.complexity import tail_exponent
+    from qs3study.theory.complexity import tail_exponent
 
     settings = SETTINGS
     literal = run_sweep("literal_operations_vs_t", [40, 80, 160, 320], settings, repeats=3)
@@ -241,7 +241,7 @@ def test_operation_counts_follow_the_algorithms():
 
 
 def test_baseline_sweeps_time_and_count_the_exact_baselines():
-    from qs3orao.theory.complexity import SWEEPS
+    from qs3study.theory.complexity import SWEEPS
     from qs3study.claims.studies import BASELINE_SWEEPS
 
     settings = SETTINGS

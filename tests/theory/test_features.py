@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from qs3orao.kernels import fourier_features, frequency_block, gaussian_kernel
-from qs3orao.theory.features import expected_feature_product, expected_gradient, exact_gradient
+from qs3study.theory.features import expected_feature_product, expected_gradient, exact_gradient
 
 # Quadrature of the implemented features is exact to rounding; cos of arguments
 # up to ~1e3 carries absolute rounding errors of a few 1e-14, hence 1e-12.

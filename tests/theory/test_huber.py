@@ -9,8 +9,8 @@ from qs3orao.exact import exact_solution
 from qs3orao.kernels import sampling_rng
 from qs3orao.objective import ordinal_risk, split_members
 from qs3orao.stochastic import draw_rows, gradient_weights
-from qs3orao.theory.convergence import checkpoints, make_problem, run_trajectory
-from qs3orao.theory.huber import (exact_minimiser, huber_derivative, huber_value, pairwise_risk, pairwise_weights,
+from qs3study.theory.convergence import checkpoints, make_problem, run_trajectory
+from qs3study.theory.huber import (exact_minimiser, huber_derivative, huber_value, pairwise_risk, pairwise_weights,
                                   squared_derivative)
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from qs3orao.curvature import CurvatureBound
-from qs3orao.theory import checks
+from qs3study.theory import checks
 from qs3study.claims import verdicts as v
 from qs3study.claims.assemble import _offset_data as _offset_data_summary
 from qs3study.claims.assemble import exponents_of, local_exponents_of, tail_exponents_of

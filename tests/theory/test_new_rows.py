@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from qs3orao.datasets.registry import DATASETS
+from qs3study.datasets.registry import DATASETS
 from qs3orao.schedule import resolve_step_offset
-from qs3orao.theory import checks
-from qs3orao.theory.algorithm_printed import gradient_shrink_factors, printed_shrink_factors
-from qs3orao.theory.assumptions import LOSS_DERIVATIVES, derivative_exceeding
-from qs3orao.theory.convergence import (checkpoints, largest_curvature, make_problem, predicted_amplification,
+from qs3study.theory import checks
+from qs3study.theory.algorithm_printed import gradient_shrink_factors, printed_shrink_factors
+from qs3study.theory.assumptions import LOSS_DERIVATIVES, derivative_exceeding
+from qs3study.theory.convergence import (checkpoints, largest_curvature, make_problem, predicted_amplification,
                                         run_trajectory)
-from qs3orao.theory.paper_tables import compare_table2
-from qs3orao.theory.threshold_lemma import appendix_threshold_minimisers
+from qs3study.theory.paper_tables import compare_table2
+from qs3study.theory.threshold_lemma import appendix_threshold_minimisers
 from qs3study.claims import ledger
 from qs3study.claims import verdicts as v
 

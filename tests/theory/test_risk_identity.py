@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from qs3orao.objective import pair_risk
-from qs3orao.theory.checks import PINNED_NOT_A_MIXTURE, PINNED_SQUARED_F_DEPENDENT, PINNED_SQUARED_GAP
-from qs3orao.theory.risk_identity import (empirical_mixture, identity_gap, pairwise_risk, squared_identity_bias,
+from qs3study.theory.checks import PINNED_NOT_A_MIXTURE, PINNED_SQUARED_F_DEPENDENT, PINNED_SQUARED_GAP
+from qs3study.theory.risk_identity import (empirical_mixture, identity_gap, pairwise_risk, squared_identity_bias,
                                           variance_penalty_effect)
 
 # Scores: small integers give ties, floats give everything else.

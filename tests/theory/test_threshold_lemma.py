@@ -5,9 +5,9 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from qs3orao.theory.checks import (PINNED_EMPTY_CLASS, PINNED_HINGE_NOT_STRICT, PINNED_HINGE_NOT_UNIQUE,
+from qs3study.theory.checks import (PINNED_EMPTY_CLASS, PINNED_HINGE_NOT_STRICT, PINNED_HINGE_NOT_UNIQUE,
                                    PINNED_SQUARED_HINGE_NOT_UNIQUE)
-from qs3orao.theory.threshold_lemma import threshold_verdict
+from qs3study.theory.threshold_lemma import threshold_verdict
 
 LOSSES = ("hinge", "squared_hinge", "logistic")
 # Derandomised so that the search, and the counterexample it shrinks to, are reproducible.

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from qs3study.decomposition import PARTS, decomposition_markdown, main, summarise, trial_decomposition
+from qs3study.tools.decomposition import PARTS, decomposition_markdown, main, summarise, trial_decomposition
 
 
 def _table(aucs, trials=4, seed=0):

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 from hypothesis import given, strategies as st
 
-from qs3study.tables import holm
+from qs3study.stages.tables import holm
 
 
 def brute_force_holm(p):

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import pdist
 
-from qs3orao.datasets import equal_frequency_bins, make_latent_regression
+from qs3study.datasets import equal_frequency_bins, make_latent_regression
 from qs3study import kernel_width as kw
-from qs3study.training import fit_and_score
+from qs3study.stages.training import fit_and_score
 
 
 def test_median_is_the_brute_force_median_and_scales_with_the_data():

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import yaml
 
-from qs3orao.datasets import ChecksumError, load_ordinal, local_spec
-from qs3orao.datasets.errors import DatasetError
-from qs3study import tables
+from qs3study.datasets import ChecksumError, load_ordinal, local_spec
+from qs3study.datasets.errors import DatasetError
+from qs3study.stages import tables
 from test_workflow import snakemake
 
 

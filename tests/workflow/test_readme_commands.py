@@ -29,9 +29,9 @@ import pytest
 import yaml
 
 from conftest import README, REDONE, REPO, copy_repository, main_job, readme_commands, result_files, run_command
-from qs3orao.datasets import sha256_file
-from qs3study import tables
-from qs3study.data import prepare_job
+from qs3study.datasets import sha256_file
+from qs3study.stages import tables
+from qs3study.stages.data import prepare_job
 from test_study import job  # tests/workflow is on sys.path (no package)
 from test_workflow import CONFIGS, PAPER_DATASETS, deterministic
 

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from qs3study import figures, tables
+from qs3study.stages import figures, tables
 from qs3study.configuration import check_methods, check_rows
 from test_local_data import write_csv_gz
 from test_workflow import CONFIGS, TINY, snakemake

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from qs3study import figures, tables, training
+from qs3study.stages import figures, tables, training
 from qs3study.configuration import check_methods
 from test_local_data import write_csv_gz
 from test_reliability_pipeline import tiny, validated, write_config
@@ -272,7 +272,7 @@ def test_the_report_holds_the_results_claims_and_manifest_of_its_configuration()
 def test_a_search_logs_every_candidate_with_the_time_left(caplog):
     from baselines.model_selection import cross_validate_params
     from baselines.registry import tuning_grid
-    from qs3study.tuning import SearchProgress, candidate_bound
+    from qs3study.stages.tuning import SearchProgress, candidate_bound
 
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(150, 3))

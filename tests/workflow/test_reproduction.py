@@ -17,7 +17,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from qs3study import outputs, tables
+from qs3study.stages import tables
+from qs3study.tools import outputs
 from qs3study.claims.empirical import KEYS
 
 from test_workflow import REPO, snakemake  # tests/workflow is on sys.path (no package)

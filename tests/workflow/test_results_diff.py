@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from qs3study.results_diff import COMPARED_COLUMNS, main, results_diff
-from qs3study.tables import COLUMNS, MEASUREMENT_COLUMNS, read_results
+from qs3study.tools.results_diff import COMPARED_COLUMNS, main, results_diff
+from qs3study.stages.tables import COLUMNS, MEASUREMENT_COLUMNS, read_results
 
 
 def _table(datasets=("a", "b"), seed=0):

@@ -1,4 +1,4 @@
-"""A run carried across machines (qs3study.run_archive): saved, restored into a fresh directory, resumed."""
+"""A run carried across machines (qs3study.tools.run_archive): saved, restored into a fresh directory, resumed."""
 
 import base64
 import io
@@ -10,7 +10,8 @@ import time
 import pandas as pd
 import pytest
 
-from qs3study import run_archive, tables
+from qs3study.stages import tables
+from qs3study.tools import run_archive
 from qs3study.files import read_json
 
 from test_workflow import TINY, deterministic, jobs_of, run_tiny

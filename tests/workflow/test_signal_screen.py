@@ -5,9 +5,9 @@ import pandas as pd
 
 from baselines.model_selection import cross_validate_params
 from baselines.registry import TuningGrid
-from qs3orao.datasets import load_ordinal, semisupervised_split
+from qs3study.datasets import load_ordinal, semisupervised_split
 from qs3study.claims.empirical import counted_datasets, empirical_claims
-from qs3study.tuning_records import edge_markdown, edge_table, signal_screen
+from qs3study.stages.tuning_records import edge_markdown, edge_table, signal_screen
 
 LEVEL = 0.55
 GRIDS = {"linear-floor": TuningGrid({"alpha": (0.125, 1.0, 8.0)}),

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from qs3study import tables
+from qs3study.stages import tables
 from test_workflow import EXPECTED_ROWS, EXPECTED_TRAINING_JOBS, REPO, TINY, environment
 
 

@@ -14,11 +14,12 @@ from baselines.registry import METHODS, Method, TuningGrid, get_method, register
 from qs3orao.base import OrdinalEstimator
 from qs3orao.thresholds import fit_thresholds
 from qs3orao.validation import UNLABELED, check_semisupervised
-from qs3study import figures, tables
+from qs3study.stages import figures, tables
 from qs3study.configuration import build_estimator, method_config, method_spec
-from qs3study.data import prepare_job
-from qs3study.training import train_job
-from qs3study.tuning import fixed_params, resolve_grid, tune_job
+from qs3study.stages.data import prepare_job
+from qs3study.stages.training import train_job
+from qs3study.grids import resolve_grid
+from qs3study.stages.tuning import fixed_params, tune_job
 from test_workflow import CONFIGS, TINY
 
 

@@ -1,4 +1,4 @@
-"""A training job (qs3study.training.fit_and_score): what it evaluates, and the labels it scores."""
+"""A training job (qs3study.stages.training.fit_and_score): what it evaluates, and the labels it scores."""
 
 import logging
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from baselines.registry import get_method, make_method
-from qs3orao.datasets import equal_frequency_bins, make_latent_regression, semisupervised_split
+from qs3study.datasets import equal_frequency_bins, make_latent_regression, semisupervised_split
 from qs3orao.metrics import mean_absolute_error
-from qs3study.training import fit_and_score
+from qs3study.stages.training import fit_and_score
 
 N_LABELED = 100
 SPECS = {

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from qs3study import training
+from qs3study.stages import training
 from qs3study.runtime import peak_rss_mb, run_forked
-from qs3study.tables import MEASUREMENT_COLUMNS
+from qs3study.stages.tables import MEASUREMENT_COLUMNS
 
 SPEC = {"method": "m-pnu-auc", "params": {"lam": 0.1}, "memory_budget_mb": 512}
 

@@ -1,11 +1,11 @@
-"""qs3study.tuning_check: tuning once against tuning per trial, by the declared criterion."""
+"""qs3study.tools.tuning_check: tuning once against tuning per trial, by the declared criterion."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from qs3study.tables import COLUMNS
-from qs3study.tuning_check import compare, main
+from qs3study.stages.tables import COLUMNS
+from qs3study.tools.tuning_check import compare, main
 
 
 def _results(aucs, dataset="d"):

@@ -10,7 +10,8 @@ from snakemake.utils import validate
 from baselines.model_selection import Halving
 from baselines.registry import TRADEOFF_GRID, tuning_grid
 from qs3study.configuration import check_methods
-from qs3study.tuning import halving, resolve_grid, scaled_grid, tune_job
+from qs3study.grids import resolve_grid
+from qs3study.stages.tuning import halving, scaled_grid, tune_job
 from test_study import job, tiny_config
 from test_workflow import CONFIGS
 

@@ -13,7 +13,7 @@ from baselines import model_selection
 from baselines.model_selection import CVResult, Halving, ScoreMemo, cross_validate_params
 from baselines.registry import PAPER_GRID, TuningGrid
 from qs3study.kernel_width import grid_edges
-from qs3study.tuning import WINDOW, SearchProgress, candidate_bound, widened_search
+from qs3study.stages.tuning import WINDOW, SearchProgress, candidate_bound, widened_search
 
 
 def fake_run(optimum, calls):

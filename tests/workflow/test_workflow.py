@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from qs3study import tables
+from qs3study.stages import tables
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = Path(__file__).with_name("tiny.yaml")

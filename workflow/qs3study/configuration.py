@@ -23,6 +23,7 @@ from __future__ import annotations
 from baselines.registry import get_method, make_method, tuning_grid
 
 from .design import parse_size
+from .grids import STAGED, resolve_grid
 
 __all__ = ["NO_GRID", "configuration_error", "method_config", "method_spec", "build_estimator", "check_methods",
            "check_rows"]
@@ -197,8 +198,6 @@ def check_methods(config, datasets):
             raise configuration_error(f"methods.{label}.whole_range", f"{undeclared} have no declared range in "
                                       f"grid_range ({sorted(entry['grid_range'])})")
         if isinstance(entry["grid"], dict):
-            from .tuning import STAGED, resolve_grid  # here: qs3study.tuning imports this module
-
             staged = STAGED in entry["grid"]
             try:
                 resolve_grid(entry["method"], entry["grid"])

@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from qs3orao.datasets import sha256_file
+from qs3study.datasets import sha256_file
 
 from .files import read_json, write_json
 from .runtime import package_versions, setup_logging
 
 __all__ = ["RESTORED", "git_state", "machine", "job_times", "jobs_cpu_s", "manifest_job"]
 
-#: Where :mod:`qs3study.run_archive` records each restore of a run's archived jobs; the manifest lists them.
+#: Where :mod:`qs3study.tools.run_archive` records each restore of a run's archived jobs; the manifest lists them.
 RESTORED = "results/restored"
 
 

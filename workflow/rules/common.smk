@@ -3,8 +3,8 @@
 from baselines.registry import METHODS as METHOD_REGISTRY
 import functools
 
-from qs3orao.datasets import DATASETS, resolve_mirror
-from qs3study.data import dataset_spec as configured_spec
+from qs3study.datasets import DATASETS, resolve_mirror
+from qs3study.stages.data import dataset_spec as configured_spec
 from qs3study.configuration import check_methods, check_rows, configuration_error, method_config, method_spec
 from qs3study.design import ALL, BATCH_RECORD, TRIAL_RESULT, size_token
 

@@ -1,6 +1,6 @@
 """Performance benchmark of the fast engine: ``snakemake -c2 perf`` writes results/perf/summary.csv.
 
-Each ratio is measured side by side in one process (see ``qs3study.perf``).
+Each ratio is measured side by side in one process (see ``qs3study.perf.summary``).
 Settings: ``config["perf"]``, defaults in the schema.
 """
 

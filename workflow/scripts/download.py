@@ -1,5 +1,5 @@
 """Snakemake adapter: fetch one dataset file and record where it came from and its sha256."""
 
-from qs3study.data import download_job
+from qs3study.stages.data import download_job
 
 download_job(snakemake)  # noqa: F821 - injected by Snakemake

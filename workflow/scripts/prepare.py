@@ -1,5 +1,5 @@
 """Snakemake adapter: preprocess one dataset into memory-mappable arrays."""
 
-from qs3study.data import prepare_job
+from qs3study.stages.data import prepare_job
 
 prepare_job(snakemake)  # noqa: F821 - injected by Snakemake

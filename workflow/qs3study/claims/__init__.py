@@ -7,5 +7,5 @@
 ``plots``      the ledger's figures
 ``manifest``   how the theory outputs were made
 
-The quantities the claims talk about live in :mod:`qs3orao.theory`.
+The quantities the claims talk about live in :mod:`qs3study.theory`.
 """

@@ -9,10 +9,10 @@ import pandas as pd
 import yaml
 
 from qs3orao.schedule import contracting_offset
-from qs3orao.theory import checks
-from qs3orao.theory.complexity import fit_exponent, local_exponents, tail_exponent
+from qs3study.theory import checks
+from qs3study.theory.complexity import fit_exponent, local_exponents, tail_exponent
 
-from ..tables import read_results
+from qs3study.stages.tables import read_results
 from . import plots
 from .empirical import PROTOCOL_NAMES, ProtocolClaims, empirical_claims
 from .rate import rate_classes

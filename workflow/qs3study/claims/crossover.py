@@ -8,7 +8,7 @@ the baselines' memory estimates against a declared budget, once the estimate
 has been validated against the measured peaks where they ran, so that it can
 also be read at a paper-like budget and at the datasets' full sizes.
 
-Both functions take a results table (the columns of ``qs3study.tables``) and
+Both functions take a results table (the columns of ``qs3study.stages.tables``) and
 return ``{"verdict", "evidence", ...}``; :mod:`qs3study.claims.empirical`
 computes claims 8c and 8d with them.
 """

@@ -27,9 +27,9 @@ import pandas as pd
 from scipy import stats
 
 from baselines.registry import METHODS as REGISTRY, make_method
-from qs3orao.datasets import get_spec
+from qs3study.datasets import get_spec
 
-from ..tables import comparison_auc, holm
+from qs3study.stages.tables import comparison_auc, holm
 from .crossover import crossover_evidence, memory_evidence
 
 __all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "PROTOCOL_NAMES", "ProtocolClaims", "paper_methods",
@@ -135,7 +135,7 @@ def _out_of_memory(table, criteria):
     missing = sorted(set(MEMORY_COLUMNS) - set(table.columns))
     if missing:
         return _result("not evaluated", f"the results table has no {', '.join(missing)} (a table of "
-                                        f"qs3study.tables has them)")
+                                        f"qs3study.stages.tables has them)")
     budgets = table.loc[table["method"].isin(EXACT), "memory_budget_mb"].dropna()
     if budgets.empty:
         return _result("not evaluated", "no exact baseline ran under a declared memory budget")
@@ -277,7 +277,7 @@ def empirical_claims(table, criteria=None, screened=None):
     Parameters
     ----------
     table : pandas.DataFrame
-        The tidy results table (:func:`qs3study.tables.build_results`).
+        The tidy results table (:func:`qs3study.stages.tables.build_results`).
     criteria : dict, optional
         The configuration's ``claims:`` section; missing keys take :data:`DEFAULT_CRITERIA`.
     screened : pandas.DataFrame, optional
@@ -320,9 +320,9 @@ def claims_job(smk):
     smk : snakemake.script.Snakemake
         The job object injected by Snakemake (``params.criteria``: the configuration's ``claims:``).
     """
-    from ..files import atomic_path
-    from ..runtime import setup_logging
-    from ..tables import read_results
+    from qs3study.files import atomic_path
+    from qs3study.runtime import setup_logging
+    from qs3study.stages.tables import read_results
 
     log = setup_logging(smk.log[0])
     screened = pd.read_csv(smk.input.screened) if smk.input.get("screened") else None

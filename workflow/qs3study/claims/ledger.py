@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from qs3orao.theory.checks import (FLOAT_RELATIVE_TOLERANCE, PINNED_EMPTY_CLASS, PINNED_HINGE_NOT_STRICT,
+from qs3study.theory.checks import (FLOAT_RELATIVE_TOLERANCE, PINNED_EMPTY_CLASS, PINNED_HINGE_NOT_STRICT,
                                    PINNED_HINGE_NOT_UNIQUE, PINNED_NOT_A_MIXTURE, PINNED_SQUARED_F_DEPENDENT,
                                    PINNED_SQUARED_GAP, PINNED_SQUARED_HINGE_NOT_UNIQUE)
 
@@ -238,7 +238,7 @@ def row_algorithm1(a1, tolerance):
         "A1", "Algorithm 1 as printed (line 11's l_5/l_6, line 12's shrink by eta_j) performs the gradient step "
               "of the objective",
         "Algorithm 1; Sec. 'Update Rules' Eq. (11)",
-        f"qs3orao.theory.algorithm_printed against finite differences of the sampled risk (step "
+        f"qs3study.theory.algorithm_printed against finite differences of the sampled risk (step "
         f"{a1['finite_difference_step']:g}) on {a1['cases']} random steps; criterion: relative "
         f"deviation <= {tolerance:g}. Line 12 against the gradient's shrink prod_(i>j) (1 - eta_i lam).",
         v.difference_verdict(max(a1["printed_deviation"], a1["shrink_deviation"]), tolerance),
@@ -696,7 +696,7 @@ def build_claims(*, checks, summary, rates, huber_summary, huber_rates, huber_se
     Parameters
     ----------
     checks : dict
-        Outputs of :mod:`qs3orao.theory.checks`, keyed ``claim1..claim4``, ``algorithm1``,
+        Outputs of :mod:`qs3study.theory.checks`, keyed ``claim1..claim4``, ``algorithm1``,
         ``appendix_thresholds``, ``assumption3``, ``table1_space``, ``table2``.
     summary : pandas.DataFrame
         :func:`qs3study.claims.summary.summarise`.

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from qs3orao.theory.coefficients import in_lemma2_domain, lemma2_grid
+from qs3study.theory.coefficients import in_lemma2_domain, lemma2_grid
 from qs3orao.thresholds import threshold_loss
 
 from .studies import PAPER_SCHEDULE

@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from qs3orao.theory.coefficients import in_lemma2_domain
-from qs3orao.theory.convergence import bootstrap_slopes
+from qs3study.theory.coefficients import in_lemma2_domain
+from qs3study.theory.convergence import bootstrap_slopes
 
-from ..tables import holm
+from qs3study.stages.tables import holm
 
 __all__ = ["RATE_CELL", "rate_classes"]
 

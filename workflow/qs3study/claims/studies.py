@@ -11,10 +11,10 @@ import pandas as pd
 
 from qs3orao import schedule
 from qs3orao.curvature import data_curvature_bound
-from qs3orao.theory.bounds import LIPSCHITZ, loss_constant
-from qs3orao.theory.complexity import SWEEPS, make_data, run_sweep
-from qs3orao.theory.convergence import derivative_bound, largest_curvature, make_problem, run_cells
-from qs3orao.theory.huber import exact_minimiser
+from qs3study.theory.bounds import LIPSCHITZ, loss_constant
+from qs3study.theory.complexity import SWEEPS, make_data, run_sweep
+from qs3study.theory.convergence import derivative_bound, largest_curvature, make_problem, run_cells
+from qs3study.theory.huber import exact_minimiser
 
 __all__ = ["PAPER_SCHEDULE", "RATE_COLUMNS", "BASELINE_SWEEPS", "build_huber_problems", "run_huber", "build_problems", "resolve_step_offset", "build_cells",
            "run_convergence", "offset_data_bounds", "offset_data_cells", "run_offset_data", "rate_cells", "run_rate", "run_complexity"]
@@ -31,7 +31,7 @@ def build_problems(design):
     Returns
     -------
     problems : dict
-        ``(instance, lam)`` to :class:`qs3orao.theory.convergence.ConvergenceProblem`.
+        ``(instance, lam)`` to :class:`qs3study.theory.convergence.ConvergenceProblem`.
     table : pandas.DataFrame
         Per problem: ``fstar_norm``, ``curvature`` (largest eigenvalue of the
         risk's Hessian on the RKHS), ``M1`` (largest ``|l'|`` at ``f*`` over
@@ -185,7 +185,7 @@ def build_huber_problems(design):
     Returns
     -------
     problems : dict
-        ``(instance, lam)`` to :class:`qs3orao.theory.convergence.ConvergenceProblem` (its ``coef``: that ``f*``).
+        ``(instance, lam)`` to :class:`qs3study.theory.convergence.ConvergenceProblem` (its ``coef``: that ``f*``).
     table : pandas.DataFrame
         As :func:`build_problems`, with ``M1 = 2 delta`` fixed by the loss (Assumption 3 holds by
         construction), ``curvature`` the squared loss's (an upper bound: the Huberised loss's

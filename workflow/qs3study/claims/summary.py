@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from qs3orao.theory.bounds import lemma1_bound, lemma3_bound, q1_constant, theorem1_bound
-from qs3orao.theory.coefficients import in_lemma2_domain, lemma2_ratios
-from qs3orao.theory.convergence import mean_error_slope, predicted_amplification
+from qs3study.theory.bounds import lemma1_bound, lemma3_bound, q1_constant, theorem1_bound
+from qs3study.theory.coefficients import in_lemma2_domain, lemma2_ratios
+from qs3study.theory.convergence import mean_error_slope, predicted_amplification
 
 from .verdicts import bound_class, rate_class
 

@@ -1,0 +1,1 @@
+"""Performance measurements: the ``perf`` target's side-by-side ratios and time to accuracy."""

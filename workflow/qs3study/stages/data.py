@@ -1,0 +1,144 @@
+"""The data jobs: fetch a dataset's file with its provenance, and preprocess it into arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from qs3study.datasets import DatasetError, fetch_source, get_spec, load_ordinal, local_spec
+
+from qs3study.configuration import check_rows
+from qs3study.files import atomic_path, save_array, write_json
+from qs3study.runtime import setup_logging
+
+__all__ = ["LOADER_OPTIONS", "dataset_spec", "download_job", "prepare_job", "screen_dataset", "screen_job"]
+
+LOADER_OPTIONS = ("n_samples", "n_bins", "dedupe", "n_svd_components", "feature_scaling")
+"""Keys of ``datasets.<name>`` that are options of :func:`qs3study.datasets.load_ordinal`."""
+
+
+def dataset_spec(name, options, sha256=None):
+    """The dataset ``name`` as configured: a local ``source`` file if given, else the registry's entry.
+
+    Parameters
+    ----------
+    name : str
+    options : dict
+        ``datasets.<name>`` of the configuration.
+    sha256 : str, optional
+        The source file's hash when the plan already computed it.
+
+    Returns
+    -------
+    qs3study.datasets.DatasetSpec
+    """
+    if options.get("source") is not None:
+        return local_spec(name, options["source"], sha256=sha256)
+    return get_spec(name)
+
+
+def download_job(smk):
+    """Snakemake job of rule ``download``: fetch the dataset (mirror, cache or upstream), write its stamp.
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake.
+    """
+    log = setup_logging(smk.log[0])
+    spec = dataset_spec(smk.wildcards.dataset, smk.params.options, smk.params.sha256)
+    local = fetch_source(spec, cache_dir=smk.params.cache_dir, mirror=smk.params.mirror)
+    log.info("%s: %s from %s (sha256 %s)", spec.name, local.path, local.source, local.sha256)
+    write_json(smk.output[0], {
+        "dataset": spec.name,
+        "file": spec.fname,
+        "source": local.source,
+        "sha256": local.sha256,
+        "sha256_expected": spec.sha256,
+    })
+
+
+def prepare_job(smk):
+    """Snakemake job of rule ``prepare``: write ``X.npy``, ``y.npy`` and ``info.json`` of one dataset.
+
+    The arrays are plain ``.npy`` files so that training jobs can memory-map
+    them and read only the rows of their split. Fails, writing nothing, when the
+    protocol's sizes do not fit the rows loaded (:func:`qs3study.configuration.check_rows`).
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake.
+    """
+    log = setup_logging(smk.log[0])
+    name = smk.wildcards.dataset
+    options = {k: v for k, v in smk.params.options.items() if k in LOADER_OPTIONS}
+    data = load_ordinal(dataset_spec(name, smk.params.options, smk.params.sha256), cache_dir=smk.params.cache_dir,
+                        mirror=smk.params.mirror, random_state=smk.params.seed, **options)
+    log.info("%s: X %s, rows per class %s", name, data.X.shape, data.bin_counts.tolist())
+    # The plan checked the documented row count; a partial or deduplicated file can hold fewer rows.
+    check_rows(name, data.X.shape[0], smk.params.protocol, smk.params.options)
+    save_array(smk.output.X, np.ascontiguousarray(data.X, dtype=np.float64))
+    save_array(smk.output.y, np.asarray(data.y, dtype=np.int64))
+    write_json(smk.output.info, {
+        "dataset": name,
+        "n_rows": int(data.X.shape[0]),
+        "n_features": int(data.X.shape[1]),
+        "bin_counts": data.bin_counts.tolist(),
+        "options": options,
+        "provenance": {k: v for k, v in data.info.items() if k != "cache"},
+    })
+
+
+def screen_dataset(name, options, expected, *, cache_dir, mirror, seed):
+    """Load dataset ``name`` as a run would and say whether loading refuses it, with the loader's reason.
+
+    Returns
+    -------
+    dict
+        ``dataset``, ``expected`` (the configuration's stated reason), ``status``
+        (``refused``: the loader raised a dataset error, whose message is ``reason``;
+        ``accepted``: it loaded, so it should be in the study instead) and ``reason``.
+    """
+    loader_options = {k: v for k, v in options.items() if k in LOADER_OPTIONS}
+    try:
+        data = load_ordinal(dataset_spec(name, options), cache_dir=cache_dir, mirror=mirror, random_state=seed,
+                            **loader_options)
+    except DatasetError as error:
+        return {"dataset": name, "expected": expected, "status": "refused",
+                "reason": f"{type(error).__name__}: {' '.join(str(error).split())}"}
+    return {"dataset": name, "expected": expected, "status": "accepted",
+            "reason": f"loads: {data.X.shape[0]} rows, bins {data.bin_counts.tolist()}"}
+
+
+def screen_job(smk):
+    """Snakemake job of rule ``screened_datasets``: every ``screen:`` dataset's outcome, and the signal screen, as one CSV.
+
+    With ``claims.signal_level`` set, every selected dataset is also listed with its
+    best cross-validated AUC (status ``no_signal`` below the level, else ``signal``;
+    :func:`qs3study.stages.tuning_records.signal_screen`).
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake.
+    """
+    from qs3study.stages.tuning_records import SCREENED_COLUMNS, read_records, signal_screen
+
+    log = setup_logging(smk.log[0])
+    rows = []
+    for name, entry in smk.params.screen.items():
+        row = screen_dataset(name, entry.get("options", {}), entry["expected"], cache_dir=smk.params.cache_dir,
+                             mirror=smk.params.mirror, seed=smk.params.seed)
+        (log.info if row["status"] == "refused" else log.warning)("%s: %s (%s)", name, row["status"], row["reason"])
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=SCREENED_COLUMNS)
+    level = smk.params.get("signal_level")
+    if level is not None:  # the signal screen declared in claims.signal_level, read from the tuning records
+        signal = signal_screen(read_records(smk.input.records), level)
+        for row in signal.itertuples():
+            (log.warning if row.status == "no_signal" else log.info)("%s: %s (%s)", row.dataset, row.status,
+                                                                     row.reason)
+        table = pd.concat([table, signal], ignore_index=True) if rows else signal
+    with atomic_path(smk.output[0]) as tmp:
+        table.to_csv(tmp, index=False)

@@ -1,0 +1,273 @@
+"""One tuning job: cross-validate a method's hyperparameters on one trial's split."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from baselines.model_selection import CVResult, Halving, ScoreMemo, cross_validate_params
+from qs3study.datasets import semisupervised_split
+
+from qs3study.configuration import build_estimator
+from qs3study.design import parse_size, trial_seed
+from qs3study.files import write_json
+from qs3study.grids import resolve_grid
+from qs3study.kernel_width import absolute_params, gamma_scale, grid_edges
+from qs3study.runtime import limit_threads, process_cpu_s, setup_logging
+
+__all__ = ["WINDOW", "halving", "fixed_params", "scaled_grid", "widened_search",
+           "candidate_bound", "SearchProgress", "tune_job"]
+
+#: Values of a widened parameter searched per round: consecutive powers of two, as many as the paper's grid.
+WINDOW = 7
+
+
+def halving(early_stopping):
+    """The :class:`baselines.model_selection.Halving` of ``tuning.early_stopping`` (None: the paper's protocol)."""
+    return None if early_stopping is None else Halving(**early_stopping)
+
+
+def fixed_params(spec, grid, seed):
+    """Parameters every fit of the search shares: :func:`build_estimator`'s, minus the searched ones."""
+    estimator, _ = build_estimator(spec, seed=seed)
+    given = set(spec["params"]) | {"random_state", "memory_budget"}
+    searched = set(grid.grid) | {grid.split_param}
+    return {name: value for name, value in estimator.get_params().items() if name in given - searched}
+
+
+def scaled_grid(grid, scale):
+    """``grid`` with its ``gamma`` values multiplied by ``scale`` (the search runs on absolute widths)."""
+    if "gamma" not in grid.grid or scale == 1.0:
+        return grid
+    return replace(grid, grid={**grid.grid, "gamma": tuple(float(g) * scale for g in grid.grid["gamma"])})
+
+
+def _relative(best_params, grid, scale):
+    """Tuned values with ``gamma`` read back as the grid's own (relative) value."""
+    if "gamma" not in best_params or "gamma" not in grid.grid or scale == 1.0:
+        return dict(best_params)
+    absolute = [float(g) * scale for g in grid.grid["gamma"]]
+    return {**best_params, "gamma": float(grid.grid["gamma"][absolute.index(best_params["gamma"])])}
+
+
+def _window(centre, low, high, width=WINDOW):
+    """``width`` consecutive exponents around ``centre``, shifted to lie within ``[low, high]``."""
+    start = min(max(centre - width // 2, low), max(high - width + 1, low))
+    return list(range(start, min(start + width, high + 1)))
+
+
+def widened_search(run, grid, ranges, *, whole=(), log=None):
+    """The search of ``grid`` (staged or a plain product) with some parameters over wide ranges of powers of two.
+
+    Each parameter of ``ranges`` (name -> ``(low, high)`` exponents) is searched
+    on a window of :data:`WINDOW` consecutive powers of two, first around the
+    centre of its registered values (``2^-3 .. 2^3`` -> ``2^0``), clipped into
+    its range; a parameter of ``whole`` is searched on its whole range in
+    every round instead (for ``lam`` of a method with a ``lam`` path, whose
+    extra values cost a matrix product each where a window's cost a solve).
+    After each round (the whole staged search, ``run``), every windowed
+    parameter is re-centred on its best value; another round runs while some
+    best value is the smallest or largest value searched so far for its
+    parameter and the range goes beyond it. So the search stops when no tuned
+    value sits on the edge of what was searched, or sits on the declared limit
+    (an edge hit that remains, counted by :func:`qs3study.kernel_width.grid_edges`).
+
+    Parameters
+    ----------
+    run : callable
+        ``run(TuningGrid) -> baselines.model_selection.CVResult``.
+    grid : baselines.registry.TuningGrid
+        The registered search (its values of the widened parameters are replaced).
+    ranges : dict
+        Parameter -> ``(low, high)``: the declared limits ``2^low .. 2^high``.
+    whole : collection of str, default=()
+        Parameters of ``ranges`` searched on their whole range from the first round.
+    log : logging.Logger, optional
+
+    Returns
+    -------
+    result : CVResult
+        The best round's result (highest cross-validated AUC).
+    searched : dict
+        Parameter -> every value searched (sorted): the union over the rounds, what edges are judged on.
+    rounds : list of dict
+        ``grid`` (the widened windows), ``best_params`` and ``best_score`` of every round.
+    """
+    unknown = sorted(set(ranges) - set(grid.grid))
+    if unknown:
+        raise ValueError(f"grid_range names {unknown}, which the configured search does not tune "
+                         f"(it tunes {sorted(grid.grid)})")
+    undeclared = sorted(set(whole) - set(ranges))
+    if undeclared:
+        raise ValueError(f"whole_range names {undeclared}, which grid_range does not declare "
+                         f"(it declares {sorted(ranges)})")
+    exponents = {}
+    for name, (low, high) in ranges.items():
+        if not low < high:
+            raise ValueError(f"grid_range.{name} must be [low, high] with low < high, got {[low, high]}")
+        if name in whole:
+            exponents[name] = list(range(low, high + 1))
+            continue
+        centre = int(round(float(np.median(np.log2(grid.grid[name])))))
+        exponents[name] = _window(centre, low, high)
+    searched = {name: set(values) for name, values in exponents.items()}
+    best, rounds = None, []
+    while True:
+        values = {**grid.grid, **{name: tuple(2.0 ** e for e in exps) for name, exps in exponents.items()}}
+        result = run(replace(grid, grid=values))
+        rounds.append({"grid": {name: values[name] for name in ranges}, "best_params": result.best_params,
+                       "best_score": result.best_score})
+        if log is not None:
+            log.info("round %d: %s -> best %s (cv auc %.4f)", len(rounds), rounds[-1]["grid"], result.best_params,
+                     result.best_score)
+        if best is None or result.best_score > best.best_score:
+            best = result
+        moved = False
+        for name, (low, high) in ranges.items():
+            if name in whole:
+                continue
+            chosen = int(round(np.log2(result.best_params[name])))
+            exponents[name] = _window(chosen, low, high)
+            if chosen == min(searched[name]) > low or chosen == max(searched[name]) < high:
+                moved = True
+        if not moved:
+            break
+        for name in ranges:
+            searched[name] |= set(exponents[name])
+    return best, {name: tuple(2.0 ** e for e in sorted(exps)) for name, exps in searched.items()}, rounds
+
+
+def candidate_bound(grid, n_classes):
+    """Most candidates the staged search of ``grid`` scores (:func:`baselines.model_selection.cross_validate_params`)."""
+    total = math.prod(len(values) for values in grid.grid.values())
+    if grid.split_param is not None:
+        total += len(grid.split_values)
+        if grid.per_split:
+            total += 1 if grid.separable else (n_classes - 1) * len(grid.split_values)
+    return total
+
+
+class SearchProgress:
+    """Logs every scored candidate with the time spent and an estimate of the time left.
+
+    Parameters
+    ----------
+    log : logging.Logger
+    bound : int
+        Most candidates the search scores (:func:`candidate_bound`); the estimate assumes every
+        candidate left costs the mean of the candidates fitted so far (a candidate whose scores a
+        :class:`baselines.model_selection.ScoreMemo` gave, ``fitted_folds`` 0, costs nothing and is
+        left out of that mean), so it is an upper bound's estimate.
+    clock : callable, default=time.perf_counter
+    """
+
+    def __init__(self, log, bound, clock=time.perf_counter):
+        self.log, self.bound, self.clock = log, bound, clock
+        self.start, self.done, self.fitted = clock(), 0, 0
+
+    def __call__(self, record):
+        reused = record.get("fitted_folds") == 0
+        self.done += 1
+        self.fitted += not reused
+        elapsed = self.clock() - self.start
+        left = elapsed / max(self.fitted, 1) * max(self.bound - self.done, 0)
+        self.log.info("candidate %d of at most %d (%s stage%s): cv auc %.4f; %.0f s spent, at most about %.0f s left",
+                      self.done, self.bound, record["stage"], ", scores reused" if reused else "", record["cv_auc"],
+                      elapsed, left)
+
+
+def tune_job(smk):
+    """Snakemake job of rule ``tune``: search ``grid`` by k-fold cross-validation over the trial's labeled rows.
+
+    The unlabeled rows given to every fold are the first ``tuning.n_unlabeled``
+    of the trial's unlabeled pool (the split function nests pools, so they are
+    a subset of every larger pool of the same trial). Writes the best
+    parameters and the whole search record (``search``: one row per candidate; for a widened
+    search, ``grid_range`` (and ``whole_range`` when set), every round's candidates with their ``round`` and ``fitted_folds``:
+    the rounds share a :class:`baselines.model_selection.ScoreMemo`, so a candidate an earlier
+    round scored is not fitted again and says so with 0). A search that cannot run (a fold
+    without both sides of a split, a fit over the memory budget) is recorded
+    with its reason and no best parameters; the trial's training jobs then fail
+    with that reason, or train on the configured parameters and say so when
+    ``tuning.on_failure`` is ``configured`` (:func:`qs3study.stages.training.tuning_failure`).
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake.
+    """
+    log = setup_logging(smk.log[0])
+    spec = smk.params.spec
+    seed = trial_seed(smk.wildcards.dataset, int(smk.wildcards.trial), smk.params.base_seed)
+    X_all = np.load(smk.input.X, mmap_mode="r")
+    y_all = np.load(smk.input.y)
+    available = y_all.size - smk.params.n_labeled
+    size = parse_size(smk.params.n_unlabeled)
+    split = semisupervised_split(y_all, n_labeled=smk.params.n_labeled, seed=seed,
+                                 n_unlabeled=available if size is None else min(size, available))
+    X = np.array(X_all[split.train_idx])
+    grid = resolve_grid(spec["method"], smk.params.grid)
+    ranges = smk.params.get("grid_range") or {}
+    whole = list(smk.params.get("whole_range") or [])
+    early_stopping = halving(smk.params.early_stopping)
+    kernel_width = smk.params.kernel_width
+    scale = gamma_scale(kernel_width, X[split.labeled_mask], seed=seed)
+    fixed = absolute_params(fixed_params(spec, grid, seed), scale)
+    log.info("%s on %s trial %s: %s, fixed %s, kernel width %s (gamma x %.6g)", spec["method"],
+             smk.wildcards.dataset, smk.wildcards.trial, grid, fixed, kernel_width, scale)
+    record = {"dataset": smk.wildcards.dataset, "method": smk.wildcards.method, "seed": seed,
+              "n_labeled": split.n_labeled, "n_unlabeled": split.n_unlabeled,
+              "grid": {"grid": grid.grid, "split_param": grid.split_param, "split_values": grid.split_values,
+                       "per_split": grid.per_split},
+              "grid_range": ranges, "rounds": [], "early_stopping": smk.params.early_stopping,
+              "kernel_width": kernel_width, "gamma_scale": scale,
+              "status": "ok", "reason": "", "best_params": {}, "best_score": None, "grid_edges": [], "search": []}
+    if whole:  # only then: the records of a search without one keep the form they had before the option
+        record["whole_range"] = whole
+    start = time.perf_counter()
+    with limit_threads(smk.threads):
+        try:
+            bound = candidate_bound(grid, np.unique(split.y_train[split.labeled_mask]).size)
+            log.info("up to %d candidates x %d folds%s", bound, smk.params.n_folds,
+                     " per round" if ranges else "")
+
+            memo = ScoreMemo() if ranges else None
+
+            def run(candidates):
+                result = cross_validate_params(spec["method"], X, split.y_train, scaled_grid(candidates, scale),
+                                               n_folds=smk.params.n_folds, random_state=seed, fixed_params=fixed,
+                                               halving=early_stopping,
+                                               progress=SearchProgress(log, bound), memo=memo)
+                return result, _relative(result.best_params, candidates, scale)
+
+            if ranges:
+                tables = []
+
+                def run_round(candidates):  # the rounds are judged on the grid's own (relative) values
+                    result, relative = run(candidates)
+                    tables.append(result.table)
+                    return CVResult(relative, result.best_score, result.table)
+
+                result, searched, rounds = widened_search(run_round, grid, ranges, whole=whole, log=log)
+                best = result.best_params
+                record["rounds"] = rounds
+                table = [{"round": i, **row} for i, rows in enumerate(tables, 1) for row in rows]
+            else:
+                result, best = run(grid)
+                searched, table = {}, result.table
+            edges = grid_edges(best, {**grid.grid, **searched, **({grid.split_param: grid.split_values}
+                                                                   if grid.split_param else {})})
+            record.update(best_params=best, best_score=result.best_score, grid_edges=edges, search=table)
+            log.info("best %s (cv auc %.4f)", best, result.best_score)
+            for edge in edges:
+                log.warning(edge)
+        except (ValueError, MemoryError, FloatingPointError) as error:  # DivergenceError is a FloatingPointError
+            status = "out_of_memory_budget" if isinstance(error, MemoryError) else "failed"
+            record.update(status=status, reason=" ".join(f"{type(error).__name__}: {error}".split()))
+            log.exception("search failed; its training jobs fail too, unless tuning.on_failure is 'configured'")
+    record["time"] = time.perf_counter() - start
+    record["job_cpu_s"] = process_cpu_s()
+    write_json(smk.output[0], record)

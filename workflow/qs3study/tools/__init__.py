@@ -1,0 +1,1 @@
+"""Analysis tools run by hand on finished runs: decomposition, reproduction checks, archives."""
