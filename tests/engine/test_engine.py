@@ -86,7 +86,9 @@ def test_regenerated_and_kept_blocks_give_the_same_function():
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_same_seed_gives_bit_identical_output_with_threads(n_jobs, trig_backend):
     # A small work budget forces the sparse plan, so the all-row passes run on several row chunks.
-    fit = lambda jobs: fit_problem(n=3000, n_jobs=jobs, max_memory=2**16, trig_backend=trig_backend)[2]
+    def fit(jobs):
+        return fit_problem(n=3000, n_jobs=jobs, max_memory=2**16, trig_backend=trig_backend)[2]
+
     a, scores_a = fit(n_jobs)
     b, scores_b = fit(n_jobs)
     np.testing.assert_array_equal(a.coef, b.coef)

@@ -228,6 +228,8 @@ def test_the_compiled_group_length_stays_within_the_plan(group, n_rows, n_featur
 
 
 def test_the_compiled_group_is_shorter_where_the_steps_cost_more():
-    length = lambda n_rows, m: engine.compiled_group_length(64, n_rows=n_rows, n_features=14, rows_per_step=176,
-                                                            n_components=m, itemsize=8)
+    def length(n_rows, m):
+        return engine.compiled_group_length(64, n_rows=n_rows, n_features=14, rows_per_step=176,
+                                            n_components=m, itemsize=8)
+
     assert length(2500, 4) > length(2500, 16) and length(2500, 4) > length(20000, 4) >= engine._MIN_COMPILED_GROUP
