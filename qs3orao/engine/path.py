@@ -52,14 +52,14 @@ from functools import partial
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .divergence import SCORE_LIMIT, DivergenceError, check_scores, warn_if_far
-from .kernels import frequency_block, sampling_rng
-from .objective import split_members
-from .schedule import step_size
-from .stochastic import draw_steps, weights_at_rows
-from .trig import accumulate as _trig_accumulate
-from .trig import features as _trig_features
-from .trig import resolve_trig_backend
+from ..divergence import SCORE_LIMIT, DivergenceError, check_scores, warn_if_far
+from ..kernels import frequency_block, sampling_rng
+from ..objective import split_members
+from ..schedule import step_size
+from ..stochastic import draw_steps, weights_at_rows
+from ..trig import accumulate as _trig_accumulate
+from ..trig import features as _trig_features
+from ..trig import resolve_trig_backend
 
 __all__ = ["BLOCK_STORAGE", "STEP_BACKENDS", "RandomFeatureModel", "memory_plan", "resolve_n_jobs",
            "resolve_step_backend", "train", "train_path"]
@@ -122,7 +122,7 @@ def resolve_step_backend(step_backend, *, path=False):
     if step_backend == "numpy":
         return _path_group_steps if path else _group_steps
     try:
-        from ._steps_numba import group_steps, path_group_steps
+        from .._steps_numba import group_steps, path_group_steps
     except ImportError as error:
         raise ImportError(f"step_backend='numba' needs numba, which cannot be imported ({error}); install it "
                           f"with pip install 'qs3orao[fast]', or choose step_backend='numpy'") from error
