@@ -45,7 +45,7 @@ def _group_blocks(seed, start, stop, m, d, gamma, blocks, dtype):
 
 
 def _group_members(dense, draws):
-    """The group's rows, sorted (None: all rows); ``draws`` is :func:`draw_steps`' output."""
+    """The group's rows, sorted (None: all rows); ``draws`` as :func:`group_inputs` yields them."""
     if dense:
         return None
     return np.unique(draws[0])
