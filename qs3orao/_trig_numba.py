@@ -8,18 +8,19 @@ import math
 import numba
 import numpy as np
 
-from .trig import _C, _PIO2_1, _PIO2_2, _PIO2_3, _ROUNDER, _S, _TWO_OVER_PI, REDUCTION_LIMIT
+from ._sincos_constants import (COS_COEFFICIENTS, PIO2_1, PIO2_2, PIO2_3, REDUCTION_LIMIT, ROUNDER,
+                               SIN_COEFFICIENTS, TWO_OVER_PI)
 
-_S1, _S2, _S3, _S4, _S5, _S6, _S7 = _S
-_C1, _C2, _C3, _C4, _C5, _C6, _C7, _C8 = _C
+_S1, _S2, _S3, _S4, _S5, _S6, _S7 = SIN_COEFFICIENTS
+_C1, _C2, _C3, _C4, _C5, _C6, _C7, _C8 = COS_COEFFICIENTS
 _OPTIONS = dict(nogil=True, cache=True, fastmath={"contract"}, error_model="numpy")
 
 
 @numba.njit(**_OPTIONS)
 def sincos(p):
     """``(sin p, cos p)`` for ``|p| <= REDUCTION_LIMIT``."""
-    k = (p * _TWO_OVER_PI + _ROUNDER) - _ROUNDER
-    r = ((p - k * _PIO2_1) - k * _PIO2_2) - k * _PIO2_3
+    k = (p * TWO_OVER_PI + ROUNDER) - ROUNDER
+    r = ((p - k * PIO2_1) - k * PIO2_2) - k * PIO2_3
     z = r * r
     s = r + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * (_S6 + z * _S7))))))
     c = 1.0 + z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * (_C6 + z * (_C7 + z * _C8)))))))

@@ -32,40 +32,15 @@ instead, in the same compiled loop.
 
 from __future__ import annotations
 
-from decimal import Decimal
-from fractions import Fraction
 from functools import cache
-import math
 
 import numpy as np
+
+from ._sincos_constants import REDUCTION_LIMIT
 
 __all__ = ["TRIG_BACKENDS", "REDUCTION_LIMIT", "resolve_trig_backend", "features", "accumulate"]
 
 TRIG_BACKENDS = ("auto", "numba", "numpy")
-#: Largest ``|p|`` reduced by the three-part ``pi/2``; larger projections use the C library.
-REDUCTION_LIMIT = 2.0**19
-
-# pi to 60 digits (a decimal string converts to a Fraction exactly); pi/2 is split into a 33-bit,
-# a 33-bit and a 53-bit float.
-_HALF_PI = Fraction(Decimal("3.14159265358979323846264338327950288419716939937510582097494459")) / 2
-
-
-def _leading_bits(value, bits):
-    """``value`` (a Fraction) rounded to a float of ``bits`` significant bits."""
-    exponent = math.frexp(float(value))[1]
-    unit = Fraction(2) ** (exponent - bits)
-    return float(round(value / unit) * unit)
-
-
-_PIO2_1 = _leading_bits(_HALF_PI, 33)
-_PIO2_2 = _leading_bits(_HALF_PI - Fraction(_PIO2_1), 33)
-_PIO2_3 = float(_HALF_PI - Fraction(_PIO2_1) - Fraction(_PIO2_2))
-_TWO_OVER_PI = float(1 / _HALF_PI)
-# Adding then subtracting 1.5 * 2^52 rounds a float of magnitude below 2^51 to the nearest integer.
-_ROUNDER = 1.5 * 2.0**52
-# Taylor coefficients: sin r = r + r^3 (S1 + r^2 (S2 + ...)), cos r = 1 + r^2 (C1 + r^2 (C2 + ...)).
-_S = tuple((-1) ** j / math.factorial(2 * j + 1) for j in range(1, 8))
-_C = tuple((-1) ** j / math.factorial(2 * j) for j in range(1, 9))
 
 
 def resolve_trig_backend(trig_backend, dtype=np.float64):

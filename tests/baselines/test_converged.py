@@ -61,7 +61,7 @@ def test_the_run_stops_where_the_criterion_holds_in_the_sparse_plan_too(block_st
 
 def test_the_run_costs_the_final_count_not_the_doublings(monkeypatch):
     import baselines.converged as converged_module
-    import qs3orao.engine as engine
+    import qs3orao.engine.steps as engine
 
     steps = []
     real = engine._group_steps

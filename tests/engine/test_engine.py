@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qs3orao import engine
 from qs3orao._reference import reference_decision_function, reference_fit
-from qs3orao.engine import group_plan, memory_plan, train
+from qs3orao.engine import group_plan, memory_plan, plan, train
+from qs3orao.engine.groups import with_features
+from qs3orao.engine.threads import RowThreads
 from qs3orao.kernels import sampling_rng
 from qs3orao.objective import split_members, split_risk
 from qs3orao.stochastic import draw_rows, draw_steps, gradient_rows, gradient_weights, weights_at_rows
@@ -53,7 +54,7 @@ def problems(draw):
 @settings(max_examples=60, deadline=None)
 def test_fast_engine_equals_the_reference(problem, dense, group, storage, n_jobs, trig_backend, step_backend):
     X, codes, tradeoff, params = problem
-    with mock.patch.object(engine, "group_plan", return_value=(dense, group)):
+    with mock.patch.object(plan, "group_plan", return_value=(dense, group)):
         model, train_scores = train(X, codes, tradeoff, **params, block_storage=storage, n_jobs=n_jobs,
                                     trig_backend=trig_backend, step_backend=step_backend)
     assert model.trig_backend == trig_backend
@@ -138,7 +139,7 @@ def test_group_plan_stays_within_the_work_budget():
 
 
 def test_feature_buffers_are_the_same_memory_from_group_to_group():
-    with engine._Rows(1) as rows:
+    with RowThreads(1) as rows:
         cos_a, sin_a = rows.feature_buffers(50, 8, np.float64)
         cos_b, sin_b = rows.feature_buffers(30, 6, np.float64)  # a smaller last group: the same memory
         assert cos_b.shape == sin_b.shape == (30, 6) and cos_b.flags.c_contiguous and sin_b.flags.c_contiguous
@@ -150,7 +151,7 @@ def test_feature_buffers_are_the_same_memory_from_group_to_group():
 
 
 def test_feature_buffer_slots_are_separate_memory():
-    with engine._Rows(1) as rows:
+    with RowThreads(1) as rows:
         first, second = rows.feature_buffers(50, 8, np.float64, 0), rows.feature_buffers(50, 8, np.float64, 1)
         assert not any(np.shares_memory(a, b) for a in first for b in second)
         assert np.shares_memory(rows.feature_buffers(40, 8, np.float64, 1)[0], second[0])
@@ -163,9 +164,9 @@ def test_each_group_keeps_its_features_while_the_next_groups_are_computed(n_jobs
     rng = np.random.default_rng(0)
     X = rng.standard_normal((300, 5))
     omegas = [rng.standard_normal((16, 5)) for _ in range(5)]
-    with engine._Rows(n_jobs) as rows:
+    with RowThreads(n_jobs) as rows:
         labels = []
-        for _, omega, label, cos_s, sin_s in engine._with_features(X, ((None, w, i) for i, w in enumerate(omegas)),
+        for _, omega, label, cos_s, sin_s in with_features(X, ((None, w, i) for i, w in enumerate(omegas)),
                                                                    rows, np.arange(300)):
             time.sleep(0.05)  # the next group's features are finished by now
             labels.append(label)
@@ -182,7 +183,7 @@ def test_a_caller_waiting_for_its_chunks_runs_queued_ones_itself():
     # n_jobs threads in all: n_jobs - 1 workers and the caller, which takes queued chunks instead of idling. With the
     # only worker held by work started before, every chunk of the caller's run is the caller's own.
     started, release, ran = threading.Event(), threading.Event(), []
-    with engine._Rows(2) as rows:
+    with RowThreads(2) as rows:
         assert len(_rows_threads()) == 1
         held = rows.start(lambda a, b: started.set() or release.wait(5.0), 2, 1, background=True)
         assert started.wait(5.0)  # the worker holds one chunk, the other waits in the queue
@@ -196,7 +197,7 @@ def test_a_caller_waiting_for_its_chunks_runs_queued_ones_itself():
 
 def test_urgent_chunks_are_taken_before_background_ones():
     order, started, release = [], threading.Event(), threading.Event()
-    with engine._Rows(2) as rows:
+    with RowThreads(2) as rows:
         held = rows.start(lambda a, b: started.set() or release.wait(5.0) if a == 0
                           else order.append(("background", a)), 3, 1, background=True)
         assert started.wait(5.0)  # the worker holds chunk 0; chunks 1 and 2 wait in the background queue
@@ -216,7 +217,7 @@ def test_a_failing_chunk_raises_in_the_caller_once_every_chunk_has_run():
         if a == 1:
             raise ZeroDivisionError("chunk 1")
 
-    with engine._Rows(2) as rows:
+    with RowThreads(2) as rows:
         with pytest.raises(ZeroDivisionError, match="chunk 1"):
             rows.run(chunk, 6, 1)
         assert sorted(ran) == list(range(6))  # nothing of this run still going while the caller unwinds
@@ -234,7 +235,7 @@ def test_leaving_the_rows_drops_queued_chunks_and_stops_the_workers():
             rows._changed.wait_for(lambda: rows._closed, 5.0)
 
     with pytest.raises(KeyError):
-        with engine._Rows(2) as rows:
+        with RowThreads(2) as rows:
             rows.start(lambda a, b: held_until_closed() if a == 0 else ran.append(a), 4, 1, background=True)
             assert started.wait(5.0)
             raise KeyError("the caller stops before waiting")
@@ -251,7 +252,7 @@ def test_every_chunk_runs_exactly_once_whatever_the_mix_of_work(n_jobs, operatio
         with lock:
             counts[key] = counts.get(key, 0) + 1
 
-    with engine._Rows(n_jobs) as rows:
+    with RowThreads(n_jobs) as rows:
         waits = []
         for op, (kind, n, chunk) in enumerate(operations):
             if kind == "background":

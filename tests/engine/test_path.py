@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from sklearn.base import clone
 
 from qs3orao import QS3ORAO, DivergenceError, engine
-from qs3orao.engine import train_path
+from qs3orao.engine import path, plan, train_path
 
 from .test_engine import make_problem
 
@@ -27,7 +27,7 @@ def same_groups():
     A divergence is caught at a step's sampled rows or at a group's end, so the
     same error (iteration and scores) needs the same groups.
     """
-    return mock.patch.object(engine, "compiled_group_length", side_effect=lambda group, **_: group)
+    return mock.patch.object(plan, "compiled_group_length", side_effect=lambda group, **_: group)
 
 
 @st.composite
@@ -61,7 +61,7 @@ def test_fit_path_equals_separate_fits(problem, dense, group):
     """Every setting of one pass is its own fit to rounding, under either group plan and any weighed splits."""
     X, y, grid, base = problem
     estimator = QS3ORAO(**base)
-    with mock.patch.object(engine, "group_plan", return_value=(dense, group)), same_groups():
+    with mock.patch.object(plan, "group_plan", return_value=(dense, group)), same_groups():
         fits = estimator.fit_path(X, y, grid)
     for setting, path_fit in zip(grid, fits):
         own = clone(estimator).set_params(**setting)
@@ -184,7 +184,7 @@ def test_a_setting_diverging_inside_or_at_the_end_of_a_group_is_its_own_fit(dens
     X, y = make_problem(300, 2, 4, 100, seed=2)
     estimator = QS3ORAO(n_iter=200, gamma=2.0, random_state=3, step_backend=step_backend)
     grid = [dict(lam=1.0), dict(lam=1e-3), dict(lam=0.125, tradeoff=1.0), dict(lam=2e-3, tradeoff=0.0)]
-    with mock.patch.object(engine, "group_plan", return_value=(dense, group)), same_groups():
+    with mock.patch.object(plan, "group_plan", return_value=(dense, group)), same_groups():
         fits = estimator.fit_path(X, y, grid)
         for setting, path_fit in zip(grid, fits):
             try:
@@ -208,7 +208,7 @@ def test_a_scale_factor_hitting_zero_inside_a_group_is_folded_as_in_the_own_fit(
     X, y = make_problem(200, 2, 3, 60, seed=7)
     estimator = QS3ORAO(n_iter=30, gamma=2.0, random_state=4, step_offset=0.0, step_backend=step_backend)
     grid = [dict(lam=1.0, theta=5.0), dict(lam=0.5, theta=6.0, tradeoff=1.0), dict(lam=0.5), dict(lam=1.0, theta=1.0)]
-    with mock.patch.object(engine, "group_plan", return_value=(dense, 8)), same_groups():
+    with mock.patch.object(plan, "group_plan", return_value=(dense, 8)), same_groups():
         for setting, path_fit in zip(grid, estimator.fit_path(X, y, grid)):
             assert_same_fit(path_fit, clone(estimator).set_params(**setting).fit(X, y), X)
 
@@ -219,9 +219,9 @@ def test_the_compiled_path_shortens_its_groups_by_the_rows_the_pass_reads(step_b
     X, codes = make_problem(120, 2, 3, 60, seed=3)
     tradeoffs = np.array([[1.0, 0.5], [1.0, 1.0], [1.0, 1.0]])  # the second split's unlabeled rows: 2 + 3 rows
     ends = []  # of the groups, as the progress report sees them
-    with mock.patch.object(engine, "group_plan", return_value=(True, 9)), \
-            mock.patch.object(engine, "compiled_group_length", return_value=4) as rule, \
-            mock.patch.object(engine, "_Progress", side_effect=lambda *a: mock.Mock(update=ends.append)):
+    with mock.patch.object(plan, "group_plan", return_value=(True, 9)), \
+            mock.patch.object(plan, "compiled_group_length", return_value=4) as rule, \
+            mock.patch.object(path, "Progress", side_effect=lambda *a: mock.Mock(update=ends.append)):
         train_path(X, codes, tradeoffs, lams=np.ones(3), thetas=np.ones(3), step_offsets=np.zeros(3), n_iter=10,
                    batch_size=2, n_components=3, gamma=1.0, seed=0, step_backend=step_backend)
     assert ends == ([4, 8, 10] if shortened else [9, 10])
@@ -235,7 +235,7 @@ def test_the_compiled_path_in_its_own_groups_equals_the_own_compiled_fits():
     estimator = QS3ORAO(n_iter=120, n_components=3, gamma=1.0, random_state=6, step_offset="auto",
                         step_backend="numba")
     grid = [dict(lam=lam, tradeoff=t) for lam in (0.25, 2.0) for t in (0.0, 0.6, 1.0)]
-    with mock.patch.object(engine, "compiled_group_length", wraps=engine.compiled_group_length) as rule:
+    with mock.patch.object(plan, "compiled_group_length", wraps=plan.compiled_group_length) as rule:
         fits = estimator.fit_path(X, y, grid)
     assert rule.call_args.kwargs["rows_per_step"] == 16 * 3 * 3  # 3 splits' rows of each kind, batch 16
     for setting, path_fit in zip(grid, fits):

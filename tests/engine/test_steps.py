@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from baselines.converged import ConvergedQS3ORAO
 from qs3orao import QS3ORAO, engine
-from qs3orao._steps_numba import weights_into
 from qs3orao.divergence import DivergenceError
-from qs3orao.engine import resolve_step_backend, train, train_path
+from qs3orao.engine import path, plan, resolve_step_backend, train, train_path
+from qs3orao.engine._steps_numba import weights_into
+from qs3orao.engine.threads import RowThreads
 from qs3orao.stochastic import weights_at_rows
 
 from .test_engine import make_problem
@@ -117,7 +118,7 @@ def test_an_unknown_step_backend_is_refused():
 
 def test_numba_steps_without_numba_raise_and_say_how_to_get_it():
     X, codes = make_problem(200, 3, 3, 60, seed=0)
-    with mock.patch.dict(sys.modules, {"qs3orao._steps_numba": None}):
+    with mock.patch.dict(sys.modules, {"qs3orao.engine._steps_numba": None}):
         with pytest.raises(ImportError, match=r"step_backend='numba' needs numba.*qs3orao\[fast\]"):
             QS3ORAO(n_iter=5, step_backend="numba").fit(X, codes)
         with pytest.raises(ImportError, match=r"step_backend='numba' needs numba"):
@@ -144,12 +145,12 @@ def test_compiled_path_steps_give_the_numpy_path(max_memory):
 
 
 def test_compiled_path_steps_say_when_their_guard_and_the_engines_disagree():
-    state = engine._PathState(np.ones(1), np.ones(1), np.zeros(1), np.ones((1, 1)), n_iter=1,
+    state = path._PathState(np.ones(1), np.ones(1), np.zeros(1), np.ones((1, 1)), n_iter=1,
                               unread=np.zeros((1, 2), dtype=bool))
     state.guard = lambda *args, **kwargs: None
     base = np.full((1, 8), np.nan)
     draws = (np.zeros((1, 2), dtype=np.int64), np.array([], dtype=np.int64))
-    with pytest.raises(RuntimeError, match="pass the guard"), engine._Rows(1) as rows:
+    with pytest.raises(RuntimeError, match="pass the guard"), RowThreads(1) as rows:
         resolve_step_backend("numba", path=True)(np.ones((8, 4)), np.zeros((8, 4)), draws, np.arange(8),
                                                  np.zeros((1, 1, 8)), base, 0, state, dense=True, rows=rows)
 
@@ -160,11 +161,11 @@ def path_steps(backend, cos_s, sin_s, draws, base, tradeoffs, n_jobs=1):
     ``draws`` are the rows of two splits, the unlabeled rows of both among them.
     """
     n_settings, steps, batch = tradeoffs.shape[0], draws[0].shape[0], draws[0].shape[1] // 6
-    state = engine._PathState(np.linspace(0.1, 1.0, n_settings), np.linspace(1.0, 3.0, n_settings),
+    state = path._PathState(np.linspace(0.1, 1.0, n_settings), np.linspace(1.0, 3.0, n_settings),
                               np.zeros(n_settings), tradeoffs, n_iter=steps,
-                              unread=engine._unread_rows(tradeoffs, batch))
+                              unread=path._unread_rows(tradeoffs, batch))
     coef, scores = np.zeros((n_settings, steps, cos_s.shape[1] // steps * 2)), base.copy()
-    with engine._Rows(n_jobs) as rows:
+    with RowThreads(n_jobs) as rows:
         resolve_step_backend(backend, path=True)(cos_s, sin_s, draws, np.arange(base.shape[1]), coef, scores, 0,
                                                  state, dense=True, rows=rows)
     return coef, scores, state
@@ -223,7 +224,7 @@ def test_the_compiled_group_length_stays_within_the_plan(group, n_rows, n_featur
     length = engine.compiled_group_length(group, n_rows=n_rows, n_features=n_features, rows_per_step=rows_per_step,
                                           n_components=m, itemsize=itemsize)
     assert 1 <= length <= group
-    if n_rows * n_features * itemsize > engine._COMPILED_CACHE_BYTES:
+    if n_rows * n_features * itemsize > plan._COMPILED_CACHE_BYTES:
         assert length == group  # the data stream from memory once per group: the longest group
 
 
@@ -232,4 +233,4 @@ def test_the_compiled_group_is_shorter_where_the_steps_cost_more():
         return engine.compiled_group_length(64, n_rows=n_rows, n_features=14, rows_per_step=176,
                                             n_components=m, itemsize=8)
 
-    assert length(2500, 4) > length(2500, 16) and length(2500, 4) > length(20000, 4) >= engine._MIN_COMPILED_GROUP
+    assert length(2500, 4) > length(2500, 16) and length(2500, 4) > length(20000, 4) >= plan._MIN_COMPILED_GROUP

@@ -3,7 +3,7 @@
 Imported only when ``step_backend="numba"``.
 
 :func:`group_steps` takes one group's steps as the engine's numpy loop
-(``qs3orao.engine._group_steps``) takes them, in one compiled loop instead of
+(``qs3orao.engine.steps._group_steps``) takes them, in one compiled loop instead of
 a dozen numpy calls per step.  A step reads its rows' scores through the
 group's earlier steps, and the caller adds the group's steps to every row
 after the group (as the path engine does), so the sums run in another order
@@ -154,7 +154,7 @@ def path_group_steps(cos_s, sin_s, local_rows, step_rows, semi, base, coef, grou
                      thetas, lams, step_offsets, start, first, score_limit, f):
     """Take the steps ``start + first + 1 ..`` of one group for a chunk of the path's settings.
 
-    The compiled :func:`qs3orao.engine._path_group_steps` for one chunk:
+    The compiled :func:`qs3orao.engine.steps._path_group_steps` for one chunk:
     ``step_rows[q]`` and ``local_rows[q]`` are step ``q``'s rows among all rows
     (``base``'s columns) and among ``cos_s``'s.  ``base`` (``S x n``),
     ``coef`` (``S x n_iter x 2m``), ``scale`` and ``alive`` are the chunk's
@@ -162,7 +162,7 @@ def path_group_steps(cos_s, sin_s, local_rows, step_rows, semi, base, coef, grou
     the group's coefficients over ``sqrt(m)`` in the features' dtype (cosine
     part, sine part).  A diverged setting (not ``alive``) is skipped: its
     stored values are zero and stay so.  ``unread`` (``rows x S``) marks the
-    rows a setting's own fit does not read (:func:`qs3orao.engine._unread_rows`):
+    rows a setting's own fit does not read (:func:`qs3orao.engine.path._unread_rows`):
     they do not count in its guard and are set to zero where they leave the
     limit (their weight is zero).
 
