@@ -23,26 +23,25 @@ from ordinal_problem import make_problem, relative_gamma
 
 X, y, y_true = make_problem(n_samples=600, n_labeled=100)
 unlabeled = y == -1
-gamma = relative_gamma(X[~unlabeled])
-lam = 2.0**-3
+params = dict(gamma=relative_gamma(X[~unlabeled]), lam=2.0**-3, tradeoff=0.5)
 
-model = QS3ORAO(n_iter=1000, gamma=gamma, lam=lam, tradeoff=0.5, step_offset="auto", random_state=0)
+model = QS3ORAO(n_iter=1000, step_offset="auto", random_state=0, **params)
 model.fit(X, y)
 scores = model.decision_function(X[unlabeled])
 predicted = model.predict(X[unlabeled])
 
 print(f"{int((~unlabeled).sum())} labeled and {int(unlabeled.sum())} unlabeled rows, "
-      f"{model.classes_.size} classes, gamma = {gamma:.3f}, lam = {lam}")
+      f"{model.classes_.size} classes, gamma = {params['gamma']:.3f}, lam = {params['lam']}")
 print(f"iterations: {model.n_iter_} (step offset t0 = {model.step_offset_:g})")
 print(f"thresholds on f: {np.round(model.thresholds_, 3)}")
 print(f"QS3ORAO ordinal AUC on the unlabeled rows: {ordinal_auc(y_true[unlabeled], scores):.4f}")
 print(f"predicted classes of the first unlabeled rows: {predicted[:12]}")
 print(f"true classes of the same rows:                {y_true[unlabeled][:12]}")
 print(f"accuracy {accuracy(y_true[unlabeled], predicted):.3f}, "
-      f"mean absolute error {mean_absolute_error(y_true[unlabeled], predicted):.3f} (classes apart)")
+      f"mean absolute error {mean_absolute_error(y_true[unlabeled], predicted):.3f} classes")
 
 # The exact minimiser of the same objective, from every labeled and unlabeled row.
-exact = exact_solution(X, y, gamma=gamma, lam=lam, tradeoff=0.5)
+exact = exact_solution(X, y, **params)
 exact_scores = exact.decision_function(X[unlabeled])
 print(f"exact f* ordinal AUC on the unlabeled rows: {ordinal_auc(y_true[unlabeled], exact_scores):.4f}")
 gap = np.linalg.norm(scores - exact_scores) / np.linalg.norm(exact_scores)
