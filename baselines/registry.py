@@ -3,7 +3,7 @@
 An entry holds the class, the default parameters, the tuning grid, whether
 the method trains on the labeled rows only, and its label and caption; the
 configuration schema, tuning, training, tables and figures all read it.
-Adding a method is one :func:`register` call (see the README, "Adding a
+Adding a method is one :func:`register` call (see docs/extending.md, "Adding a
 method").
 
 The paper's protocol tunes each method as follows.

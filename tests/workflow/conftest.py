@@ -1,4 +1,4 @@
-"""The README's commands, run as a user runs them: from the top of a scratch copy of the repository.
+"""The commands of the README and docs/, run as a user runs them: from the top of a scratch copy of the repository.
 
 Two runs of the main job (the README's first command) are shared by the tests that
 need them, each in its own copy, made once per session whatever the number of test workers:
@@ -35,15 +35,20 @@ README = REPO / "README.md"
 VENV_BIN = Path(sys.executable).parent
 
 
+def documents():
+    """The documents whose commands are tested: README.md, then docs/*.md in name order."""
+    return [README, *sorted((REPO / "docs").glob("*.md"))]
+
+
 def readme_commands():
-    """Every command the README shows: bash code-block lines and inline code that starts a program we ship.
+    """Every command README.md and docs/*.md show: bash code-block lines and inline code that starts a program we ship.
 
     Returns
     -------
     list of str
-        In reading order, without repeats.
+        In reading order (README first), without repeats.
     """
-    text = README.read_text()
+    text = "\n".join(path.read_text() for path in documents())
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
         commands += [line.strip() for line in block.splitlines() if line.strip() and not line.startswith("#")]

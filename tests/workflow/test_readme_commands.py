@@ -1,8 +1,8 @@
-"""Every command the README shows, run exactly as written from the top of a scratch copy (issue 14).
+"""Every command the README and docs/ show, run exactly as written from the top of a scratch copy.
 
-The commands are parsed from README.md (bash blocks, the pipeline table, inline code), so
-a command added to or changed in the README without a case here fails
-``test_every_readme_command_has_a_case``. How each runs:
+The commands are parsed from README.md and docs/*.md (bash blocks, the pipeline tables, inline
+code starting with ``snakemake`` or ``.venv/bin/``), so a command added to or changed in them
+without a case here fails ``test_every_readme_command_has_a_case``. How each runs:
 
 * for real: the main job (``snakemake --workflow-profile workflow/profiles/default``, the
   full default study, ~4 min on 2 cores, once per session: ``conftest.default_run``), the
@@ -10,9 +10,9 @@ a command added to or changed in the README without a case here fails
   of a finished run, ``snakemake --unlock``, the main job again: ``conftest.resumed_default_run``),
   and ``snakemake --report report.html`` on the finished run;
 * as the exact command plus ``--dry-run`` (they take hours or need a cluster or a data
-  mirror): the paper's cluster command, the mirror command, ``snakemake -c2 theory``,
-  ``snakemake -c2 perf`` and ``snakemake --configfile my.yaml -c2`` (``my.yaml`` built as the
-  README says, from its YAML block, with small data files). The cluster command's profile
+  mirror): the paper's cluster command, the mirror command, the reproductions, the cost pilot,
+  ``snakemake -c2 theory``, ``snakemake -c2 perf`` and ``snakemake --configfile my.yaml -c2``
+  (``my.yaml`` built as docs/datasets.md says, from its YAML block, with small data files). The cluster command's profile
   runs end to end on a real SLURM cluster in ``test_slurm.py``;
 * the install steps of the first command (``python3 -m venv .venv && .venv/bin/pip install
   -e ".[test]"``) and ``.venv/bin/python -m pytest`` are what ``.ci/run`` runs verbatim;
@@ -28,13 +28,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import README, REDONE, REPO, copy_repository, main_job, readme_commands, result_files, run_command
+from conftest import REDONE, REPO, copy_repository, main_job, readme_commands, result_files, run_command
 from qs3study.datasets import sha256_file
 from qs3study.stages import tables
 from qs3study.stages.data import prepare_job
 from test_study import job  # tests/workflow is on sys.path (no package)
 from test_workflow import CONFIGS, PAPER_DATASETS, deterministic
 
+DATASETS_DOC = REPO / "docs" / "datasets.md"
 INSTALL = ['python3 -m venv .venv', '.venv/bin/pip install -e ".[test]"']
 MAIN = "snakemake --workflow-profile workflow/profiles/default"
 DEFAULT_CONFIG = yaml.safe_load((CONFIGS / "default.yaml").read_text())
@@ -51,11 +52,11 @@ DRY_RUN = {
     "snakemake --configfile my.yaml -c2": r"^download\s+2$",
     # The six datasets the configuration selects (uci_pol is screened, not downloaded).
     "snakemake --configfile workflow/config/reproduction.yaml -c2 --keep-going": r"^download\s+6$",
-    # Issue 19's two protocols: all eleven mirror datasets each.
+    # The two protocols: all eleven mirror datasets each.
     "snakemake --configfile workflow/config/reproduction-paper.yaml -c2 --keep-going": r"^download\s+11$",
     "snakemake --configfile workflow/config/reproduction-paper.yaml workflow/config/reproduction-best.yaml -c2 "
     "--keep-going": r"^download\s+11$",
-    # The cost pilot (issue 20): one dataset of the protocol.
+    # The cost pilot: one dataset of the protocol.
     "snakemake --configfile workflow/config/reproduction-paper.yaml workflow/config/pilots/uci_bike.yaml "
     "--config name=pilot-paper-uci_bike -c1": r"^download\s+1$",
 }
@@ -79,8 +80,8 @@ def test_ci_runs_the_install_and_test_commands():
 
 
 def my_yaml(checkout):
-    """``my.yaml`` as the README's "Adding a dataset" says: its YAML block merged into a copy of the default."""
-    section = README.read_text().split("## Adding a dataset", 1)[1]
+    """``my.yaml`` as docs/datasets.md's "Adding a dataset" says: its YAML block merged into a copy of the default."""
+    section = DATASETS_DOC.read_text().split("## Adding a dataset", 1)[1]
     block = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, flags=re.S).group(1))
     config = yaml.safe_load((checkout / "workflow" / "config" / "default.yaml").read_text())
     for key, value in block.items():
