@@ -237,7 +237,7 @@ def thresholds_figure(examples):
     return fig
 
 
-#: Axis label of each measured quantity of the complexity sweeps ("seconds": wall clock, runs before issue 22 item 4).
+#: Axis label of each measured quantity of the complexity sweeps ("seconds": wall clock, as older tidy data hold it).
 _QUANTITY_LABELS = {"cpu_seconds": "CPU seconds", "seconds": "seconds", "peak_mb": "peak traced memory (MB)",
                     "operations": "operations counted"}
 

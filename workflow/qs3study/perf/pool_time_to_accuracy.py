@@ -1,4 +1,4 @@
-"""Time to accuracy on real data: AUC against fit time on a dataset's whole unlabeled pool (issue 20).
+"""Time to accuracy on real data: AUC against fit time on a dataset's whole unlabeled pool.
 
 For each configured mirror dataset, trial ``trial`` of the reproduction is
 rebuilt (same loader, same split, same kernel-width scale: the scale is

@@ -1,4 +1,4 @@
-"""Time to accuracy: the wall time each method needs to come close to the exact ``f*`` (issue 13).
+"""Time to accuracy: the wall time each method needs to come close to the exact ``f*``.
 
 On generated problems with growing numbers of unlabeled rows, the reference is
 the exact minimiser ``f*`` of the QS3ORAO objective
