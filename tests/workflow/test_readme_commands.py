@@ -1,4 +1,4 @@
-"""Every command the README shows, run exactly as written from the top of a scratch copy (issue 14).
+"""Every command the README shows, run exactly as written from the top of a scratch copy.
 
 The commands are parsed from README.md (bash blocks, the pipeline table, inline code), so
 a command added to or changed in the README without a case here fails
@@ -51,11 +51,11 @@ DRY_RUN = {
     "snakemake --configfile my.yaml -c2": r"^download\s+2$",
     # The six datasets the configuration selects (uci_pol is screened, not downloaded).
     "snakemake --configfile workflow/config/reproduction.yaml -c2 --keep-going": r"^download\s+6$",
-    # Issue 19's two protocols: all eleven mirror datasets each.
+    # The two protocols: all eleven mirror datasets each.
     "snakemake --configfile workflow/config/reproduction-paper.yaml -c2 --keep-going": r"^download\s+11$",
     "snakemake --configfile workflow/config/reproduction-paper.yaml workflow/config/reproduction-best.yaml -c2 "
     "--keep-going": r"^download\s+11$",
-    # The cost pilot (issue 20): one dataset of the protocol.
+    # The cost pilot: one dataset of the protocol.
     "snakemake --configfile workflow/config/reproduction-paper.yaml workflow/config/pilots/uci_bike.yaml "
     "--config name=pilot-paper-uci_bike -c1": r"^download\s+1$",
 }
