@@ -466,7 +466,7 @@ def _rate_study_evidence(rates, criteria):
 
 
 def rows_rate(summary, rates, settings, criteria, rate):
-    """Rows 6r (the rate study, issue 22) and 6b (the convergence study's batch sub-grid)."""
+    """Rows 6r (the rate study) and 6b (the convergence study's batch sub-grid)."""
     primary = _primary(summary)
     inside = primary[primary["in_domain"]]
     secondary = summary[(summary["batch_size"] > summary["batch_size"].min()) & (summary["schedule"] == PAPER_SCHEDULE)]
@@ -559,9 +559,9 @@ def _offset_comparison(offset, summary, criteria):
 
 
 def row_offset(summary, criteria):
-    claim = ("Project (issue 13): the offset schedule (QS3ORAO step_offset='auto', eta_t = theta/(t + t0)) removes "
+    claim = ("Project: the offset schedule (QS3ORAO step_offset='auto', eta_t = theta/(t + t0)) removes "
              "the transient and keeps the rate")
-    where = "issue 13; README 'step schedule'"
+    where = "README 'step schedule'"
     if "offset_auto" not in set(summary["schedule"]):
         return Claim("O", claim, where, "The theory study runs both schedules over its lambda grid (batch 1).",
                      v.not_evaluated(), "the design runs no offset_auto schedule")
@@ -570,7 +570,7 @@ def row_offset(summary, criteria):
 
 
 def row_offset_data(offset_summary, summary, criteria, spec, bounds):
-    """Row O-data: row O's criteria for the offset from a data-based curvature bound (issue 22, item 10).
+    """Row O-data: row O's criteria for the offset from a data-based curvature bound.
 
     Parameters
     ----------
@@ -607,9 +607,9 @@ def row_offset_data(offset_summary, summary, criteria, spec, bounds):
              f"{len(offset_summary)} cells")
     return Claim(
         "O-data",
-        "Project (issue 22): the offset schedule with step_offset='auto-data' (t0 from a data-based bound h_delta "
+        "Project: the offset schedule with step_offset='auto-data' (t0 from a data-based bound h_delta "
         "on the full risk's largest curvature, P(h > h_delta) <= delta) removes the transient and keeps the rate",
-        "issue 22 item 10; qs3orao.curvature",
+        "qs3orao.curvature",
         f"t0 = smallest integer with theta (lam + h_delta)/(1 + t0) <= 1, h_delta from {spec['n_draws']} sampled "
         f"single-sample risks (McDiarmid, delta = {spec['delta']:g}, seed {spec['seed']}), one per instance. " + check,
         verdict, text + ". " + evidence)
