@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
+from qs3study.files import write_text
 from qs3study.theory.checks import (FLOAT_RELATIVE_TOLERANCE, PINNED_EMPTY_CLASS, PINNED_HINGE_NOT_STRICT,
                                    PINNED_HINGE_NOT_UNIQUE, PINNED_NOT_A_MIXTURE, PINNED_SQUARED_F_DEPENDENT,
                                    PINNED_SQUARED_GAP, PINNED_SQUARED_HINGE_NOT_UNIQUE)
@@ -743,15 +742,6 @@ def build_claims(*, checks, summary, rates, huber_summary, huber_rates, huber_se
     ]
 
 
-def _atomic_write(path, text):
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    with os.fdopen(fd, "w", newline="") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-
-
 def _markdown_cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -773,9 +763,9 @@ def write_ledger(claims, md_path, csv_path, *, header="", footer=""):
     lines += ["| " + " | ".join(_markdown_cell(getattr(c, n)) for n in names) + " |" for c in claims]
     if footer:
         lines += ["", footer]
-    _atomic_write(md_path, "\n".join(lines).lstrip() + "\n")
+    write_text(md_path, "\n".join(lines).lstrip() + "\n")
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=names)
     writer.writeheader()
     writer.writerows(asdict(c) for c in claims)
-    _atomic_write(csv_path, buffer.getvalue())
+    write_text(csv_path, buffer.getvalue())
