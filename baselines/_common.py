@@ -87,10 +87,10 @@ class LamPath:
     #: ``lam`` path (:mod:`qs3orao.quadratic`).
     PATH_PARAMS = ("lam",)
     #: The tuning fits fewer values than this one by one.  Where each value is an LU solve (M-PNU-AUC's
-    #: feature-space systems), one eigendecomposition costs about as much as 7 of them (measured
-    #: single-threaded at n = 400 and 1000), so the path pays off from about 12 values of ``lam`` (the 24
-    #: of a long grid), not for the paper's 7.  The kernel expansions, whose single solve is a Cholesky
-    #: factorisation of the weighed rows, set their own (``timing/lam_path_break_even.py``).
+    #: feature-space systems), one eigendecomposition costs several of them, so the path pays off for
+    #: the 24 values of a long grid, not for the paper's 7.  The kernel expansions, whose single solve
+    #: is a Cholesky factorisation of the weighed rows, set their own (``timing/lam_path_break_even.py``
+    #: measures the break-even).
     PATH_MIN_SETTINGS = 12
 
     @staticmethod

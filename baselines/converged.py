@@ -1,16 +1,14 @@
 """QS3ORAO with its iteration count set by a stated convergence criterion instead of a fixed number.
 
-The best-effort protocol (issue 19) runs QS3ORAO on the stable step
+The best-effort protocol runs QS3ORAO on the stable step
 (``step_offset="auto"``) with as many iterations as it needs: the count is
 doubled until one more doubling changes the training risk ``R_mu(f)`` (the
 data term of the objective, Equation (9), over every training row) by less
 than ``tol`` relative to its value, up to ``max_iter``.
 
 Why the risk and not the scores: with random features the scores keep a noise
-floor (on uci_kin40k, 500 labeled + 2,000 unlabeled rows, relative gamma 1,
-lam 2^-3, doubling from 4,000 to 32,000 iterations moved them by 4-5 % each
-time while the risk moved by 0.2 %); the risk is a mean over all pairs and
-settles when the fit does (lam 2^-8: 3.9 %, then 1.4 % from 4,000 to 8,000).
+floor, so they go on moving by a few percent per doubling after the fit has
+settled; the risk is a mean over all pairs and settles when the fit does.
 """
 
 from __future__ import annotations

@@ -57,8 +57,7 @@ class QS3ORAOExact(LamPath, OrdinalEstimator):
     (200,)
     """
 
-    #: At a tuning fold's size (1,400 rows) the path over 24 values costs about 27 separate solves at a
-    #: trade-off of 0.5 and about 100 at 1, where the Cholesky factorisation keeps only the labeled rows
+    #: At a tuning fold's size the path over 24 values costs more than 24 separate Cholesky solves
     #: (``timing/lam_path_break_even.py``): every search of up to 24 values solves each on its own.
     PATH_MIN_SETTINGS = 27
 

@@ -69,9 +69,9 @@ class MSAMULT(SplitwiseModel):
     n_features_in_ : int
     """
 
-    #: At a tuning fold's size (1,400 rows) the path over 24 values costs 17-21 separate solves at a trade-off
-    #: of 0.5 (one eigendecomposition per split, against one Cholesky factorisation per split and value) and
-    #: about 75 at 1 (``timing/lam_path_break_even.py``).
+    #: At a tuning fold's size the path over 24 values (one eigendecomposition per split) costs fewer than
+    #: 24 separate solves (one Cholesky factorisation per split and value), so a long grid takes the path
+    #: (``timing/lam_path_break_even.py`` measures the break-even).
     PATH_MIN_SETTINGS = 20
 
     def __init__(self, *, gamma=1.0, lam=1.0, tradeoff=0.5, threshold_loss="ordinal_logistic", classes=None,

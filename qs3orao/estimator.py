@@ -108,8 +108,8 @@ class QS3ORAO(OrdinalEstimator):
     step_backend : {"numpy", "numba"}, default="numpy"
         How the steps are taken (:func:`qs3orao.engine.resolve_step_backend`):
         numpy calls per step, or a whole group of steps in one loop compiled
-        with numba (up to about 2.5 times faster where the steps, not the
-        features, are the cost: few components and a few thousand rows).  The results
+        with numba (faster where the steps, not the features, are the cost:
+        few components and a few thousand rows).  The results
         agree to rounding.  No "auto", so that a fit's bits never depend on
         what is installed; "numba" without numba raises ImportError.
     random_state : int, numpy Generator or None
@@ -265,8 +265,8 @@ class QS3ORAO(OrdinalEstimator):
         """
         settings = check_path_settings(settings, self.PATH_PARAMS)
         self._check_params()
-        # clone(self).set_params(**setting), built without clone's signature inspection per call (77 settings:
-        # 13-21 ms against 1 ms).
+        # clone(self).set_params(**setting), built without clone's signature inspection per call, which
+        # would cost more than building the estimators of a long path.
         params = self.get_params(deep=False)
         estimators = [type(self)(**copy.deepcopy({**params, **setting})) for setting in settings]
         for estimator in estimators:

@@ -292,9 +292,8 @@ def _eigh(matrix):
     """Eigenvalues and eigenvectors of a symmetric matrix (overwritten), on one BLAS thread.
 
     The tridiagonal reduction is bound by matrix-vector products that synchronise
-    the threads at every column: on the shared 2-core machine (load 9-13) a
-    2-thread ``eigh`` of a 1000 x 1000 matrix took 17-21 s against 0.48 s on one
-    thread, and the tuning jobs run on one thread anyway.
+    the threads at every column, so on a loaded machine more threads make it much
+    slower, and the tuning jobs run on one thread anyway.
     """
     with threadpool_limits(limits=1, user_api="blas"):
         return linalg.eigh(matrix, overwrite_a=True, check_finite=False)

@@ -1,4 +1,4 @@
-"""Where the compiled steps pay: CPU time of a training on ``step_backend="numba"`` over ``"numpy"`` (issue 20).
+"""Where the compiled steps pay: CPU time of a training on ``step_backend="numba"`` over ``"numpy"``.
 
     python timing/compiled_steps_scaling.py [--features 14] [--pools 1000 2000 ...] [--iterations 2000]
         [--repeats 3]

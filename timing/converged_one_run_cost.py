@@ -1,7 +1,7 @@
 """CPU time of ConvergedQS3ORAO's single run against the fresh doublings it replaced, side by side.
 
-Before issue 20's change each doubling (2,000, 4,000, ... iterations) was a fresh fit from the same seed;
-now one run reads the training risk at each doubling and stops where the criterion holds. Both must
+The fresh doublings fit 2,000, 4,000, ... iterations anew, each from the same seed; the single run
+reads the training risk at each doubling and stops where the criterion holds. Both must
 stop at the same count with the same scores; the ratio is fresh / one run, medians of 3 alternating
 repeats, process CPU seconds on one BLAS thread, on a generated 2,500-row problem (500 labeled), at
 the paper grid's smallest lam and a lam the best-effort protocol reaches.

@@ -1,4 +1,4 @@
-"""Issue 2's quality bar: QS3ORAO against the exact minimiser f* on a generated 5-class problem.
+"""The core quality bar: QS3ORAO against the exact minimiser f* on a generated 5-class problem.
 
 A nonlinear latent function of 5 features cut into 5 equal-frequency bins;
 500 labeled and 5,000 unlabeled rows.  Prints the ordinal AUC on the unlabeled

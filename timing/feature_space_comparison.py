@@ -1,4 +1,4 @@
-"""Issue 8's quality bar: QS3ORAO against the same objective solved exactly on fixed features.
+"""The feature-space quality bar: QS3ORAO against the same objective solved exactly on fixed features.
 
 For each dataset and trial, QS3ORAO's final function has ``D = 2 x n_iter x m``
 random features; RFF-AUC and Nystroem-AUC are fitted at that D ("equal D") and

@@ -1,4 +1,4 @@
-"""QS3ORAO's per-step overhead, timed for two source trees side by side (issue 20).
+"""QS3ORAO's per-step overhead, timed for two source trees side by side.
 
     python timing/fit_overhead_benchmark.py BASELINE_TREE [CANDIDATE_TREE] [--repeats 5]
         [--step-backend numba]

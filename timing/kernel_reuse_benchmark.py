@@ -1,4 +1,4 @@
-"""Cross-validation of the exact methods with and without kernel reuse, side by side (issue 11, item 7).
+"""Cross-validation of the exact methods with and without kernel reuse, side by side.
 
     python timing/kernel_reuse_benchmark.py [n_rows] [repeats]
 

@@ -1,4 +1,4 @@
-"""Where a kernel expansion's ``lam`` path pays off against separate solves (issue 20), at the tuning size.
+"""Where a kernel expansion's ``lam`` path pays off against separate solves, at the tuning size.
 
     python timing/lam_path_break_even.py [--repeats 3]
 

@@ -1,4 +1,4 @@
-"""Estimate the wall time of a reproduction configuration from measured fit times (issues 11 and 20).
+"""Estimate the wall time of a reproduction configuration from measured fit times.
 
     python timing/reproduction_cost_estimate.py [CONFIG] [DATASET] [--overhead SECONDS]
         [--pass-ratio R ...] [--lam-path-ratio L]
@@ -41,7 +41,7 @@ classes, and the machine may be shared.
 The best-effort protocol (an overlay with widened searches, ``tuned_by`` and a
 convergence criterion) is costed by ``--pilot`` only.
 
-Tuning by shared passes (issue 20) enters through two ratios, printed beside
+Tuning by shared passes enters through two ratios, printed beside
 the fits-from-scratch total: ``--pass-ratio R``, the time of one QS3ORAO pass
 over the settings that share the seed and kernel width (``lam`` and trade-offs)
 over the time of one fit (so a stage-1 column of the grid, stage 2 and each

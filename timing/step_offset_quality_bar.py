@@ -1,4 +1,4 @@
-"""Issue 13's quality bar: the paper's step theta / t against step_offset="auto" on a small problem.
+"""The offset schedule's quality bar: the paper's step theta / t against step_offset="auto" on a small problem.
 
 A generated latent function of 2 features cut into 4 equal-frequency classes;
 100 labeled and 300 unlabeled rows; ``gamma = 1``, ``lam = 0.05`` (so

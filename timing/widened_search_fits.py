@@ -1,4 +1,4 @@
-"""Fits a memo of scored candidates saves in the best-effort protocol's widened search (issue 19's rounds).
+"""Fits a memo of scored candidates saves in the best-effort protocol's widened search, round by round.
 
     python timing/widened_search_fits.py
 

@@ -73,7 +73,7 @@ def test_estimates_grow_as_the_paper_says():
     assert rff.estimate_memory(2 * n, 5, 5) - rff.estimate_memory(n, 5, 5) < 1e-3 * MSAMULT().estimate_memory(n, 5, 5)
 
 
-#: Estimates (bytes) at d = 7, k = 5 as the separate signatures of commit 946410c gave them, before every
+#: Estimates (bytes) at d = 7, k = 5 as the separate per-method signatures gave them, before every
 #: ``estimate_memory`` took one signature: (estimator, n_labeled) -> {n_samples: bytes}.
 RECORDED_ESTIMATES = [
     (MSAMULT(), None, {1000: 24160000, 30000: 14421360000}),

@@ -1,4 +1,4 @@
-"""ConvergedQS3ORAO: the iteration count set by the stated convergence criterion (issue 19)."""
+"""ConvergedQS3ORAO: the iteration count set by the stated convergence criterion."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""QS3ORAOExact: the registered f* reference method (issue 19)."""
+"""QS3ORAOExact: the registered f* reference method."""
 
 import numpy as np
 import pytest

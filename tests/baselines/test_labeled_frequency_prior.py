@@ -1,4 +1,4 @@
-"""M-PNU-AUC's class priors from the labeled class frequencies (issue 19, best-effort protocol)."""
+"""M-PNU-AUC's class priors from the labeled class frequencies (best-effort protocol)."""
 
 import warnings
 

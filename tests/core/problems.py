@@ -20,7 +20,7 @@ def ordinal_problem(n=200, n_labeled=60, d=3, k=4, seed=0):
 
 
 def quality_bar_problem(n_labeled=100, n_unlabeled=300, seed=0):
-    """Issue 13's problem: a generated latent function of 2 features cut into 4 equal-frequency classes.
+    """The offset schedule's quality-bar problem: a generated latent function of 2 features cut into 4 equal-frequency classes.
 
     Returns ``X``, the training labels (``-1`` for unlabeled rows) and the true labels.
     """

@@ -1,4 +1,4 @@
-"""The data-based curvature bound behind step_offset="auto-data" (issue 22, item 10)."""
+"""The data-based curvature bound behind step_offset="auto-data"."""
 
 import math
 

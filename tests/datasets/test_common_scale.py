@@ -1,4 +1,4 @@
-"""The common [0, 1] scale of a review set's SVD block (issue 19): it keeps the spectrum, per-column does not."""
+"""The common [0, 1] scale of a review set's SVD block: it keeps the spectrum, per-column does not."""
 
 import numpy as np
 import pytest

@@ -1,7 +1,4 @@
-"""Issue 14, data layer: no poisoned cache, clear errors, the rows actually loaded.
-
-Each test failed before its fix (see the issue note for the table of cases).
-"""
+"""Reliability of the data layer: no poisoned cache, clear errors, the rows actually loaded."""
 
 import gzip
 import io

@@ -1,7 +1,4 @@
-"""Issue 14, estimators: every case a hostile or careless user tried, with the clear error or the fixed result.
-
-Each test failed before its fix (see the issue note for the table of cases).
-"""
+"""Reliability of the estimators: every case a hostile or careless user tried, with the clear error or the fixed result."""
 
 import signal
 from contextlib import contextmanager

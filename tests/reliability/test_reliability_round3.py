@@ -1,7 +1,4 @@
-"""Issue 21 (reliability round 3), library cases: no hang, parameters checked before data, clear reader errors.
-
-Each test failed before its fix (the issue note has the before/after table).
-"""
+"""Reliability of the library: no hang, parameters checked before data, clear reader errors."""
 
 import gzip
 import json

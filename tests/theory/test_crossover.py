@@ -1,4 +1,4 @@
-"""Claims 8c and 8d read where both methods ran, on generated results tables (issue 22)."""
+"""Claims 8c and 8d read where both methods ran, on generated results tables."""
 
 import pandas as pd
 import pytest

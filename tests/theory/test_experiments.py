@@ -291,7 +291,7 @@ def test_memory_need_asks_every_method_with_an_estimate_the_same_way():
     for name in estimated:
         small, large = need(name, "a", 1_000), need(name, "b", 30_000)
         assert 0 < small <= large < np.inf, name
-    # the values of the special-cased call before the one signature (commit 946410c), d = 5, k = 5, 500 labeled
+    # the values of the special-cased call before the one signature, d = 5, k = 5, 500 labeled
     assert need("m-pnu-auc", "a", 1_000) * 2**20 == 72_168_000
     assert need("m-pnu-auc", "a", 400) * 2**20 == 10_304_000  # fewer rows than labeled ones: all rows labeled
     assert need("m-samult", "a", 1_000) * 2**20 == 24_160_000

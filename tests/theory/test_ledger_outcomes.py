@@ -1,4 +1,4 @@
-"""The ledger survives every outcome of every check, and its evidence follows the outcome (issue 22)."""
+"""The ledger survives every outcome of every check, and its evidence follows the outcome."""
 
 import copy
 import pathlib

@@ -1,4 +1,4 @@
-"""Each ledger row added by issue 12 finds its counterexample or its confirmation."""
+"""Each study-based ledger row finds its counterexample or its confirmation."""
 
 from fractions import Fraction
 from pathlib import Path

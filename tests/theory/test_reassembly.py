@@ -1,4 +1,4 @@
-"""`python -m qs3study.claims --out DIR` reassembles the committed theory outputs byte for byte (issue 22)."""
+"""`python -m qs3study.claims --out DIR` reassembles the committed theory outputs byte for byte."""
 
 import json
 import os

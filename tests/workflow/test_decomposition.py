@@ -1,4 +1,4 @@
-"""The gap decomposition (issue 19): the three parts add up to the total, trial by trial."""
+"""The gap decomposition: the three parts add up to the total, trial by trial."""
 
 import numpy as np
 import pandas as pd

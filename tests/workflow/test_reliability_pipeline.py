@@ -1,4 +1,4 @@
-"""Reliability of the pipeline's plan (issue 14): bad values stop the plan, sizes follow the rows loaded.
+"""Reliability of the pipeline's plan: bad values stop the plan, sizes follow the rows loaded.
 
 * A dataset-level parameter no configured method takes (``gama``) is a configuration error.
 * Invalid values (``lam: -0.1``, ``C: 'abc'``, a grid value, ``n_labeled`` over a dataset's

@@ -1,7 +1,7 @@
-"""Issue 21 (reliability round 3), pipeline cases: the plan refuses what the configuration alone decides,
+"""Reliability of the pipeline: the plan refuses what the configuration alone decides,
 failed searches never train silently, fit warnings and references reach the tables, Figure 2 stays legible.
 
-Each test failed before its fix (the issue note has the before/after table). The runs are tiny.
+The runs are tiny.
 """
 
 import json

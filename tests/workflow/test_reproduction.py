@@ -3,7 +3,7 @@
 It has the full reproduction's shape (every method, the kernel width on the
 data's scale, tuning once per dataset, the sweep to the whole pool, a screened
 dataset, the claims section) at a size that runs in minutes, and checks every
-output of issue 11: figures, the Holm-adjusted AUC table, the tidy results
+output: figures, the Holm-adjusted AUC table, the tidy results
 with tuned hyperparameters, the screened datasets, the empirical claims and the
 manifest. Skipped, with the reason, when the offline mirror is absent.
 """

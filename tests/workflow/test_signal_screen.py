@@ -1,4 +1,4 @@
-"""The signal screen and the datasets the claims count (issue 19)."""
+"""The signal screen and the datasets the claims count."""
 
 import numpy as np
 import pandas as pd

@@ -1,4 +1,4 @@
-"""The README's cluster command, through the SLURM profile on a real cluster (issue 14).
+"""The README's cluster command, through the SLURM profile on a real cluster.
 
 ``snakemake --profile workflow/profiles/slurm --configfile ...`` as documented: no
 ``--cores``, no account, no partition (the plugin guesses the account or lets SLURM use

@@ -1,4 +1,4 @@
-"""methods.<label>.tuned_by: a method trained with the values tuned for another (issue 19, best-effort QS3ORAO)."""
+"""methods.<label>.tuned_by: a method trained with the values tuned for another (best-effort QS3ORAO)."""
 
 import pytest
 

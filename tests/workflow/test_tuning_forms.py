@@ -1,4 +1,4 @@
-"""The configuration's grid forms and the early-stopping option of the tuning (issue 20, item 3)."""
+"""The configuration's grid forms and the early-stopping option of the tuning."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""The widened search of the best-effort protocol (issue 19): grids extended until no choice sits on an edge."""
+"""The widened search of the best-effort protocol: grids extended until no choice sits on an edge."""
 
 import itertools
 import logging

@@ -145,7 +145,7 @@ def test_end_to_end_produces_the_table_and_figures(tiny_run):
     assert set(table["status"]) <= set(tables.STATUSES)
     ok = table[table["status"] == "ok"]
     assert ok["auc"].between(0, 1).all() and (ok["fit_time"] > 0).all()
-    # Labels predicted from the thresholds, scored on the unlabeled rows (issue 14).
+    # Labels predicted from the thresholds, scored on the unlabeled rows.
     assert ok["accuracy"].between(0, 1).all() and (ok["mae"] >= 0).all() and (ok["accuracy"] > 0).any()
     # 16 MiB stops M-PNU-AUC at 900 unlabeled rows (the memory-budget line of Figure 2); QS3ORAO goes on
     big = table[table["size"] == "900"].set_index("method")["status"]
@@ -168,7 +168,7 @@ def test_report_bundles_the_figures(tiny_run):
     with zipfile.ZipFile(tiny_run / "report.zip") as bundle:
         names = bundle.namelist()
         text = " ".join(bundle.read(n).decode(errors="replace") for n in names if n.endswith((".html", ".js")))
-    # Issue 21: the results table and the manifest of the configuration reported, which the text names.
+    # The results table and the manifest of the configuration reported, which the text names.
     assert any(n.endswith("/results.csv") for n in names) and any(n.endswith("/manifest.json") for n in names), names
     assert "figures/tiny/manifest.json" in text and "figures/manifest.json" not in text
 

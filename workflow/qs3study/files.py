@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["atomic_path", "write_json", "read_json", "write_csv", "save_array"]
+__all__ = ["atomic_path", "write_text", "write_json", "read_json", "write_csv", "write_frame", "save_array",
+           "save_figure"]
 
 
 def atomic_path(path, suffix=None):
@@ -50,6 +51,12 @@ def atomic_path(path, suffix=None):
     return _manager()
 
 
+def write_text(path, text):
+    """Write ``text`` as it is (no newline translation), atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, newline="")
+
+
 def write_json(path, obj):
     """Write ``obj`` as sorted, indented JSON, atomically."""
     with atomic_path(path) as tmp:
@@ -75,6 +82,18 @@ def write_csv(path, header, rows):
         writer = csv.writer(handle)
         writer.writerow(header)
         writer.writerows(rows)
+
+
+def write_frame(path, frame, **to_csv):
+    """``frame.to_csv(path, **to_csv)`` of a pandas DataFrame, atomically."""
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, **to_csv)
+
+
+def save_figure(fig, path, **savefig):
+    """``fig.savefig`` of a matplotlib figure in the format of ``path``'s extension, atomically."""
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format=Path(path).suffix[1:], **savefig)
 
 
 def save_array(path, array):

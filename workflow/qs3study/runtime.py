@@ -58,7 +58,7 @@ def process_cpu_s():
     A job's own account of its cost: start-up and imports included, and exact for a job of any length.
     Snakemake's ``benchmark:`` ``cpu_time`` is not: it samples the job's processes every half second
     for their first 15 seconds or so, then every 30 seconds, and keeps the last sample, so it leaves out
-    what a job spends after it (Snakemake 9.27 recorded a job of 40.7 CPU seconds as 15.1).
+    what a job spends after it.
     """
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own_cpu_s() + children.ru_utime + children.ru_stime

@@ -1,4 +1,4 @@
-# Theory stage: the claims ledger (issues 6, 12). Every setting of the studies lives in the
+# Theory stage: the claims ledger. Every setting of the studies lives in the
 # pre-registered design file, config["theory"]["design"] (default workflow/config/theory.yaml);
 # the outputs go to config["theory"]["out"] (default figures/theory/), where the tidy data are committed with the ledger.
 import os
@@ -17,7 +17,7 @@ THEORY_INSTANCES = list(_THEORY["convergence"]["instances"])
 THEORY_FIGURES = [f"convergence_{name}" for name in THEORY_INSTANCES] + [
     "slopes", "bounds", "transient", "lemma2_ratio", "thresholds", "complexity"]
 # The empirical rows read the benchmark tables the design names (declared inputs; none: not evaluated):
-# one table, or one per protocol (rows 8a-<name> .. 8f-<name>, issue 19; each table's
+# one table, or one per protocol (rows 8a-<name> .. 8f-<name>; each table's
 # screened_datasets.csv beside it feeds the signal screen), with the criteria of the configuration
 # files that made them (their claims: sections). Tables are read from the working directory (the
 # run's), configuration files from the repository.
@@ -57,7 +57,7 @@ rule theory_convergence:
         "../scripts/theory_convergence.py"
 
 
-# The rate study (issue 22) runs the convergence section's primary grid with its own seeds and checkpoints.
+# The rate study runs the convergence section's primary grid with its own seeds and checkpoints.
 rule theory_rate:
     params:
         design=THEORY_DESIGN,
@@ -74,7 +74,7 @@ rule theory_rate:
         "../scripts/theory_rate.py"
 
 
-# Theorem 1 in its own setting (issue 22): the Huberised loss, on the convergence section's instances.
+# Theorem 1 in its own setting: the Huberised loss, on the convergence section's instances.
 rule theory_huber:
     params:
         design=THEORY_DESIGN,
@@ -93,7 +93,7 @@ rule theory_huber:
         "../scripts/theory_convergence.py"
 
 
-# Row O with a data-based offset (issue 22, item 10): the primary grid under step_offset="auto-data".
+# Row O with a data-based offset: the primary grid under step_offset="auto-data".
 rule theory_offset_data:
     params:
         design=THEORY_DESIGN,

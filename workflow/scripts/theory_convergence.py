@@ -2,11 +2,11 @@
 the problems' constants."""
 
 import contextlib
-import os
 import sys
 
 from qs3study.claims.design import load_design
 from qs3study.claims.studies import run_convergence, run_huber
+from qs3study.files import write_frame
 
 
 def main(smk):
@@ -20,8 +20,7 @@ def main(smk):
     run = {"convergence": run_convergence, "huber": run_huber}[study]
     records, problems = run(design, n_jobs=smk.threads, progress=progress)
     for frame, path in ((records, smk.output.records), (problems, smk.output.problems)):
-        frame.to_csv(path + ".tmp", index=False, float_format="%.6g")
-        os.replace(path + ".tmp", path)
+        write_frame(path, frame, index=False, float_format="%.6g")
 
 
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821

@@ -1,11 +1,11 @@
 """Snakemake adapter: the rate study of the design -> tidy records."""
 
 import contextlib
-import os
 import sys
 
 from qs3study.claims.design import load_design
 from qs3study.claims.studies import run_rate
+from qs3study.files import write_frame
 
 
 def main(smk):
@@ -15,8 +15,7 @@ def main(smk):
         print(f"rate: {done}/{total} runs", file=sys.stderr, flush=True)
 
     records = run_rate(design, n_jobs=smk.threads, progress=progress)
-    records.to_csv(smk.output.records + ".tmp", index=False, float_format="%.6g")
-    os.replace(smk.output.records + ".tmp", smk.output.records)
+    write_frame(smk.output.records, records, index=False, float_format="%.6g")
 
 
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821

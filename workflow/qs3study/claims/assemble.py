@@ -12,6 +12,7 @@ from qs3orao.schedule import contracting_offset
 from qs3study.theory import checks
 from qs3study.theory.complexity import fit_exponent, local_exponents, tail_exponent
 
+from qs3study.files import write_frame
 from qs3study.stages.tables import read_results
 from . import plots
 from .empirical import PROTOCOL_NAMES, ProtocolClaims, empirical_claims
@@ -222,19 +223,15 @@ def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problem
     spec = load_design(design)
     problem_table = pd.read_csv(problems)
     cells = summarise(pd.read_csv(convergence), problem_table, spec["convergence"]["criteria"])
-    cells.to_csv(summary + ".tmp", index=False, float_format="%.6g")
-    os.replace(summary + ".tmp", summary)
+    write_frame(summary, cells, index=False, float_format="%.6g")
     rates = rate_classes(pd.read_csv(rate), problem_table, spec["rate"]["criteria"])
-    rates.to_csv(rate_summary + ".tmp", index=False, float_format="%.6g")
-    os.replace(rate_summary + ".tmp", rate_summary)
+    write_frame(rate_summary, rates, index=False, float_format="%.6g")
     huber_records, huber_table = pd.read_csv(huber), pd.read_csv(huber_problems)
     huber_cells = summarise(huber_records, huber_table, spec["convergence"]["criteria"])
-    huber_cells.to_csv(huber_summary + ".tmp", index=False, float_format="%.6g")
-    os.replace(huber_summary + ".tmp", huber_summary)
+    write_frame(huber_summary, huber_cells, index=False, float_format="%.6g")
     huber_rates = rate_classes(huber_records, huber_table, spec["rate"]["criteria"])
     offset_cells, bounds = _offset_data(spec, offset_data, problem_table)
-    offset_cells.to_csv(offset_data_summary + ".tmp", index=False, float_format="%.6g")
-    os.replace(offset_data_summary + ".tmp", offset_data_summary)
+    write_frame(offset_data_summary, offset_cells, index=False, float_format="%.6g")
     empirical, reason = _empirical(spec, results_tables, results_configurations)
     sweeps = read_complexity(spec, complexity)
     criteria = spec["complexity"]["criteria"]

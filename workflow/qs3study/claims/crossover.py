@@ -1,4 +1,4 @@
-"""Evidence for claims 8c and 8d from the cells where QS3ORAO and the exact baselines both ran (issue 22).
+"""Evidence for claims 8c and 8d from the cells where QS3ORAO and the exact baselines both ran.
 
 8c ("QS3ORAO is faster beyond about 10,000 unlabeled rows") is read where the
 exact baselines actually ran, with at least ``min_trials`` paired trials per

@@ -14,7 +14,7 @@ alternatives and the linear floor are reported beside them in the evidence,
 never counted. Whether a method trains on labeled rows only comes from the
 registry's ``labeled_only``.
 
-Which datasets count (issue 19): a dataset listed ``no_signal`` by the signal
+Which datasets count: a dataset listed ``no_signal`` by the signal
 screen (``screened_datasets.csv``, ``claims.signal_level``) is left out, and
 so is a dataset on which some paper method did not finish every trial at the
 comparison size; the evidence of every AUC claim names both, with the reason.
@@ -47,7 +47,7 @@ KEYS = ("highest_auc", "beats_supervised", "faster_beyond_10k", "exact_out_of_me
         "similar_generalisation")
 
 
-#: How the ledger names a protocol in its rows (issue 19: the paper's protocol beside a best-effort one).
+#: How the ledger names a protocol in its rows (the paper's protocol beside a best-effort one).
 PROTOCOL_NAMES = {"paper": "paper protocol", "best": "best-effort protocol"}
 
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
+from qs3study.files import write_text
 from qs3study.theory.checks import (FLOAT_RELATIVE_TOLERANCE, PINNED_EMPTY_CLASS, PINNED_HINGE_NOT_STRICT,
                                    PINNED_HINGE_NOT_UNIQUE, PINNED_NOT_A_MIXTURE, PINNED_SQUARED_F_DEPENDENT,
                                    PINNED_SQUARED_GAP, PINNED_SQUARED_HINGE_NOT_UNIQUE)
@@ -466,7 +465,7 @@ def _rate_study_evidence(rates, criteria):
 
 
 def rows_rate(summary, rates, settings, criteria, rate):
-    """Rows 6r (the rate study, issue 22) and 6b (the convergence study's batch sub-grid)."""
+    """Rows 6r (the rate study) and 6b (the convergence study's batch sub-grid)."""
     primary = _primary(summary)
     inside = primary[primary["in_domain"]]
     secondary = summary[(summary["batch_size"] > summary["batch_size"].min()) & (summary["schedule"] == PAPER_SCHEDULE)]
@@ -559,9 +558,9 @@ def _offset_comparison(offset, summary, criteria):
 
 
 def row_offset(summary, criteria):
-    claim = ("Project (issue 13): the offset schedule (QS3ORAO step_offset='auto', eta_t = theta/(t + t0)) removes "
+    claim = ("Project: the offset schedule (QS3ORAO step_offset='auto', eta_t = theta/(t + t0)) removes "
              "the transient and keeps the rate")
-    where = "issue 13; README 'step schedule'"
+    where = "README 'step schedule'"
     if "offset_auto" not in set(summary["schedule"]):
         return Claim("O", claim, where, "The theory study runs both schedules over its lambda grid (batch 1).",
                      v.not_evaluated(), "the design runs no offset_auto schedule")
@@ -570,7 +569,7 @@ def row_offset(summary, criteria):
 
 
 def row_offset_data(offset_summary, summary, criteria, spec, bounds):
-    """Row O-data: row O's criteria for the offset from a data-based curvature bound (issue 22, item 10).
+    """Row O-data: row O's criteria for the offset from a data-based curvature bound.
 
     Parameters
     ----------
@@ -607,9 +606,9 @@ def row_offset_data(offset_summary, summary, criteria, spec, bounds):
              f"{len(offset_summary)} cells")
     return Claim(
         "O-data",
-        "Project (issue 22): the offset schedule with step_offset='auto-data' (t0 from a data-based bound h_delta "
+        "Project: the offset schedule with step_offset='auto-data' (t0 from a data-based bound h_delta "
         "on the full risk's largest curvature, P(h > h_delta) <= delta) removes the transient and keeps the rate",
-        "issue 22 item 10; qs3orao.curvature",
+        "qs3orao.curvature",
         f"t0 = smallest integer with theta (lam + h_delta)/(1 + t0) <= 1, h_delta from {spec['n_draws']} sampled "
         f"single-sample risks (McDiarmid, delta = {spec['delta']:g}, seed {spec['seed']}), one per instance. " + check,
         verdict, text + ". " + evidence)
@@ -743,15 +742,6 @@ def build_claims(*, checks, summary, rates, huber_summary, huber_rates, huber_se
     ]
 
 
-def _atomic_write(path, text):
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    with os.fdopen(fd, "w", newline="") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-
-
 def _markdown_cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -773,9 +763,9 @@ def write_ledger(claims, md_path, csv_path, *, header="", footer=""):
     lines += ["| " + " | ".join(_markdown_cell(getattr(c, n)) for n in names) + " |" for c in claims]
     if footer:
         lines += ["", footer]
-    _atomic_write(md_path, "\n".join(lines).lstrip() + "\n")
+    write_text(md_path, "\n".join(lines).lstrip() + "\n")
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=names)
     writer.writeheader()
     writer.writerows(asdict(c) for c in claims)
-    _atomic_write(csv_path, buffer.getvalue())
+    write_text(csv_path, buffer.getvalue())

@@ -8,8 +8,9 @@ import json
 import os
 import platform
 import subprocess
-import tempfile
 from importlib import metadata
+
+from qs3study.files import write_text
 
 __all__ = ["file_sha256", "theory_manifest", "write_manifest"]
 
@@ -70,10 +71,4 @@ def theory_manifest(*, design_path, outputs, root, command, stage=None):
 
 def write_manifest(path, content):
     """Write the manifest as JSON, atomically."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        json.dump(content, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, path)
+    write_text(path, json.dumps(content, indent=2) + "\n")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
+from qs3study.files import save_figure
 from qs3study.theory.coefficients import in_lemma2_domain, lemma2_grid
 from qs3orao.thresholds import threshold_loss
 
@@ -29,11 +28,9 @@ def _pyplot():
 
 def save(fig, stem):
     """Write ``stem.png`` and ``stem.pdf`` (atomically) and close the figure."""
-    os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
     for ext in ("png", "pdf"):
-        tmp = f"{stem}.tmp.{ext}"
-        fig.savefig(tmp, dpi=130, bbox_inches="tight", metadata={"CreationDate": None} if ext == "pdf" else None)
-        os.replace(tmp, f"{stem}.{ext}")
+        save_figure(fig, f"{stem}.{ext}", dpi=130, bbox_inches="tight",
+                    metadata={"CreationDate": None} if ext == "pdf" else None)
     _pyplot().close(fig)
 
 
@@ -237,7 +234,7 @@ def thresholds_figure(examples):
     return fig
 
 
-#: Axis label of each measured quantity of the complexity sweeps ("seconds": wall clock, runs before issue 22 item 4).
+#: Axis label of each measured quantity of the complexity sweeps ("seconds": wall clock, as older tidy data hold it).
 _QUANTITY_LABELS = {"cpu_seconds": "CPU seconds", "seconds": "seconds", "peak_mb": "peak traced memory (MB)",
                     "operations": "operations counted"}
 

@@ -1,4 +1,4 @@
-"""The rate study's per-cell classes (issue 22): O(1/t) tested cell by cell with Holm's adjustment.
+"""The rate study's per-cell classes: O(1/t) tested cell by cell with Holm's adjustment.
 
 A cell is one ``(instance, lam, theta_lam)`` of the primary grid under the
 paper's schedule, run with the rate section's seeds and checkpoints. Per cell

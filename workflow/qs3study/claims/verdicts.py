@@ -232,7 +232,7 @@ def transient_verdict(predicted, measured, *, minimum, decades, share, rank):
 
 
 def offset_verdict(peaks, rate_pairs, *, peak_limit):
-    """Issue 13's claim: the offset schedule removes the transient and keeps the rate.
+    """The offset schedule's claim: it removes the transient and keeps the rate.
 
     Parameters
     ----------

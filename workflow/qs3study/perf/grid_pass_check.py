@@ -1,12 +1,11 @@
-"""Is ``grid_pass_ratio`` at most 3 in a typical run of the perf rule?  A confirmatory run for issue 20, item 1.
+"""Is ``grid_pass_ratio`` at most 3 in a typical run of the perf rule?  A confirmatory check.
 
     python -m qs3study.perf.grid_pass_check
 
 The perf rule's one-pass measurement (:func:`qs3study.perf.summary.grid_pass_ratio` at
 the schema's ``perf.grid_pass`` defaults and seed, each row the median of its
-alternating rounds) varies from run to run on a 2-core machine by more than
-its distance from issue 20's target: the numpy row gave 2.69-3.28 over the
-runs of stops 43-45.  This check runs the measurement :data:`RUNS` times, each
+alternating rounds) can vary from run to run on a 2-core machine by more than
+its distance from the target.  This check runs the measurement :data:`RUNS` times, each
 in a fresh process as the rule runs it, and judges every ``grid_pass_ratio``
 row by a distribution-free interval for the median of its run values: the
 order statistics ``[x_(k), x_(n+1-k)]`` with the largest ``k`` whose coverage

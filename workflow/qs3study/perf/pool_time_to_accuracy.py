@@ -1,4 +1,4 @@
-"""Time to accuracy on real data: AUC against fit time on a dataset's whole unlabeled pool (issue 20).
+"""Time to accuracy on real data: AUC against fit time on a dataset's whole unlabeled pool.
 
 For each configured mirror dataset, trial ``trial`` of the reproduction is
 rebuilt (same loader, same split, same kernel-width scale: the scale is
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import sys
 import time
 import warnings
@@ -42,6 +41,7 @@ from qs3orao.divergence import DivergenceError
 from qs3orao.trig import resolve_trig_backend
 
 from qs3study.design import trial_seed
+from qs3study.files import save_figure
 from qs3study.kernel_width import gamma_scale
 from qs3study.stages.training import unlabeled_auc
 
@@ -299,9 +299,7 @@ def plot_pareto(points, paths, auc_tolerance):
     handles = [legend[key] for key in (*LABELS, "front", "best") if key in legend]
     axes[0][-1].legend(handles=handles, fontsize=6, loc="center left", bbox_to_anchor=(1.02, 0.5))
     for path in paths:
-        partial = f"{path}.partial"
-        fig.savefig(partial, format=str(path).rsplit(".", 1)[-1], bbox_inches="tight")
-        os.replace(partial, path)
+        save_figure(fig, path, bbox_inches="tight")
     plt.close(fig)
     return drawn
 

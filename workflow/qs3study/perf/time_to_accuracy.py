@@ -1,4 +1,4 @@
-"""Time to accuracy: the wall time each method needs to come close to the exact ``f*`` (issue 13).
+"""Time to accuracy: the wall time each method needs to come close to the exact ``f*``.
 
 On generated problems with growing numbers of unlabeled rows, the reference is
 the exact minimiser ``f*`` of the QS3ORAO objective
@@ -29,7 +29,6 @@ Every time is a fit's wall time, all methods measured in the same process.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 import warnings
@@ -41,6 +40,7 @@ from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded
 from baselines.registry import get_method, make_method
 from qs3orao import QS3ORAO, DivergenceError, exact_solution, ordinal_auc
 from qs3study.datasets.generated import make_latent_regression
+from qs3study.files import save_figure
 
 __all__ = ["QS3ORAO_SCHEDULES", "make_problem", "exact_memory", "run_sweep", "summary_rows", "plot_time_to_accuracy",
            "time_to_accuracy_rows"]
@@ -283,9 +283,7 @@ def plot_time_to_accuracy(records, stop, paths, tolerances):
     fig.text(0.01, -0.06, f"Accurate: AUC within {tolerances[0]} of f* and ||F - F*|| / ||F*|| <= {tolerances[1]}; "
              f"exact baselines: fit time. Sweep {stop}.", fontsize=6)
     for path in paths:
-        partial = f"{path}.partial"
-        fig.savefig(partial, format=str(path).rsplit(".", 1)[-1], bbox_inches="tight")
-        os.replace(partial, path)
+        save_figure(fig, path, bbox_inches="tight")
     plt.close(fig)
 
 

@@ -14,7 +14,7 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from qs3study.files import atomic_path  # noqa: E402
+from qs3study.files import atomic_path, save_figure  # noqa: E402
 from qs3study.runtime import setup_logging  # noqa: E402
 from qs3study.stages.tables import auc_summary, read_results, summary_markdown  # noqa: E402
 
@@ -81,8 +81,7 @@ def _grid(n_panels, ncols, width=3.0, height=2.6):
 def save(fig, paths):
     """Save one figure under each of ``paths`` (format from the extension), atomically, and close it."""
     for path in paths:
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=str(path).rsplit(".", 1)[-1], bbox_inches="tight")
+        save_figure(fig, path, bbox_inches="tight")
     plt.close(fig)
 
 

@@ -1,4 +1,4 @@
-"""QS3ORAO's gap to the best exact baseline, split into optimisation, grid and objective (issue 19).
+"""QS3ORAO's gap to the best exact baseline, split into optimisation, grid and objective.
 
 Reads the results tables of the two protocols (the paper's and the best-effort
 one: same datasets, splits and trials) and, for one protocol ``P``, per dataset

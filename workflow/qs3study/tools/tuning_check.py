@@ -19,6 +19,7 @@ import sys
 
 import pandas as pd
 
+from qs3study.files import write_frame
 from qs3study.stages.tables import finished_comparison, read_results
 
 __all__ = ["compare"]
@@ -73,7 +74,7 @@ def main(argv=None):
         print(f"cannot compare: {error}")
         return 2
     if args.out:
-        result.to_csv(args.out, index=False)
+        write_frame(args.out, result, index=False)
     print(result.to_string(index=False, float_format="%.4f"))
     holds = bool(result["within"].all())
     print(f"verdict: {'holds' if holds else 'fails'} (change of mean AUC < trial-to-trial SD for "
