@@ -48,6 +48,8 @@ BAD_VALUES = [
     (lambda c: c["methods"]["m-pnu-auc"].update(grid={"lam": [0.1, -1.0]}), "methods.m-pnu-auc.grid.lam",
      "lam must be > 0"),
     (lambda c: c["methods"]["qs3orao"]["params"].update(n_iter=2.5), "methods.qs3orao.params", "n_iter"),
+    (lambda c: c["methods"]["qs3orao"]["params"].update(trig_backend="cuda"), "methods.qs3orao.params",
+     "trig_backend"),
 ]
 
 
