@@ -62,6 +62,27 @@ def test_a_bad_method_value_is_a_configuration_error_naming_the_key(change, key,
     assert complaint in str(error.value)
 
 
+@pytest.mark.parametrize("change, key", [
+    (lambda c: c["methods"]["qs3orao"]["params"].update(max_memory=float("nan")), "methods.qs3orao.params.max_memory"),
+    (lambda c: c["methods"]["qs3orao"]["params"].update(max_memory=float("inf")), "methods.qs3orao.params.max_memory"),
+    (lambda c: c["datasets"]["swd"]["params"].update(max_memory=float("nan")), "datasets.swd.params.max_memory"),
+    (lambda c: add_svorex(c, memory_budget=-1), "methods.svorex.params.memory_budget"),
+    (lambda c: c["protocol"].update(memory_budget_mb=float("nan")), "protocol.memory_budget_mb"),
+    (lambda c: c["protocol"].update(memory_budget_mb=float("inf")), "protocol.memory_budget_mb"),
+])
+def test_a_memory_budget_must_be_a_finite_positive_number(change, key):
+    config = tiny()
+    change(config)
+    with pytest.raises(ValueError, match=f"configuration key '{key}': .*finite positive number"):
+        check_methods(validated(config), list(config["datasets"]))
+
+
+def test_an_absent_or_null_memory_budget_is_accepted():
+    config = tiny()
+    add_svorex(config, memory_budget=None)
+    check_methods(validated(config), list(config["datasets"]))
+
+
 @pytest.mark.parametrize("name", ["default", "paper"])
 def test_the_shipped_configurations_pass(name):
     config = validated(yaml.safe_load((CONFIGS / f"{name}.yaml").read_text()))

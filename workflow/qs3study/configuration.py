@@ -20,6 +20,9 @@ job checks the sizes again on the rows it actually loaded.
 
 from __future__ import annotations
 
+import math
+import numbers
+
 from baselines.registry import get_method, make_method, tuning_grid
 
 from .design import parse_size
@@ -115,6 +118,17 @@ def configuration_error(key, message):
     return ValueError(f"configuration key {key!r}: {message}")
 
 
+MEMORY_PARAMS = ("max_memory", "memory_budget")
+"""Method parameters that are memory budgets (a null ``memory_budget`` is the method's default)."""
+
+
+def _check_memory_budget(key, value):
+    """A memory budget is a finite positive number: NaN or infinity would switch a memory check off."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+        shown = f"{float(value):g}" if isinstance(value, numbers.Real) else repr(value)
+        raise configuration_error(key, f"a memory budget must be a finite positive number, got {shown}")
+
+
 def _check_values(estimator, key, context=""):
     """Run the estimator's own parameter checks (no data); a failure names the configuration key."""
     check = getattr(estimator, "_check_params", None)
@@ -155,7 +169,9 @@ def check_methods(config, datasets):
     method's estimator is built from its registered defaults and its own
     ``params`` (and each value of an explicit grid), then from every dataset's
     shared ``params`` as :func:`method_spec` merges them, and its own parameter
-    checks (``_check_params``) run without fitting.
+    checks (``_check_params``) run without fitting. Memory budgets (the protocol's
+    and any ``max_memory`` or ``memory_budget`` parameter) must be finite positive
+    numbers.
 
     Parameters
     ----------
@@ -170,11 +186,15 @@ def check_methods(config, datasets):
         Naming the configuration key and the estimator's complaint.
     """
     taken = set()
+    _check_memory_budget("protocol.memory_budget_mb", config["protocol"]["memory_budget_mb"])
     for key, params in [*((f"methods.{m}.params", e["params"]) for m, e in config["methods"].items()),
                         *((f"datasets.{d}.params", o["params"]) for d, o in config["datasets"].items())]:
         if "classes" in params:
             raise configuration_error(key, "'classes' is not configurable: every dataset's labels are 0 .. k-1, "
                                       "set when it is prepared (n_bins, or the ratings found)")
+        for name in MEMORY_PARAMS:
+            if params.get(name) is not None:
+                _check_memory_budget(f"{key}.{name}", params[name])
     for label in config["methods"]:
         entry = method_config(config, label)
         estimator = make_method(entry["method"])
