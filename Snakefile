@@ -10,6 +10,8 @@ from pathlib import Path
 
 from snakemake.utils import min_version, validate
 
+from qs3study.configuration import check_unique_keys
+
 min_version("8.0")
 
 # The embedded default applies only when no configuration is named on the command line,
@@ -19,6 +21,7 @@ if not workflow.overwrite_configfiles:
     configfile: Path(workflow.basedir) / "workflow" / "config" / "default.yaml"
 
 
+check_unique_keys(workflow.configfiles)
 # An overlay configuration removes a method of the one it extends by setting it to null
 # (Snakemake merges configuration files key by key, so it could not drop one otherwise).
 config["methods"] = {label: entry for label, entry in config.get("methods", {}).items() if entry is not None}

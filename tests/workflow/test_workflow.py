@@ -259,3 +259,16 @@ def test_an_overlay_removes_a_method_by_setting_it_to_null(tmp_path):
     (tmp_path / "overlay.yaml").write_text("methods:\n  qs3orao: null\n  m-pnu-auc: null\n")
     result = snakemake(tmp_path, "--dry-run", "--configfile", TINY, tmp_path / "overlay.yaml", check=False)
     assert result.returncode != 0 and "methods" in result.stdout + result.stderr
+
+
+def test_a_key_given_twice_in_a_configuration_file_stops_the_plan(tmp_path):
+    text = TINY.read_text()
+    lines = text.splitlines()
+    first = lines.index("  swd:") + 1
+    repeated = text.replace("  synthetic:\n", "  swd:\n    params: {gamma: 2.0}\n  synthetic:\n")
+    second = repeated.splitlines().index("    params: {gamma: 2.0}")
+    (tmp_path / "twice.yaml").write_text(repeated)
+    result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "twice.yaml", check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "twice.yaml" in output
+    assert f"'swd' is given twice, on lines {first} and {second}" in output

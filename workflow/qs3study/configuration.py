@@ -23,12 +23,14 @@ from __future__ import annotations
 import math
 import numbers
 
+import yaml
+
 from baselines.registry import get_method, make_method, tuning_grid
 
 from .design import parse_size
 from .grids import STAGED, resolve_grid
 
-__all__ = ["NO_GRID", "configuration_error", "method_config", "method_spec", "build_estimator", "check_methods",
+__all__ = ["NO_GRID", "check_unique_keys", "configuration_error", "method_config", "method_spec", "build_estimator", "check_methods",
            "check_rows"]
 
 NO_GRID = (None, "none", "null")
@@ -127,6 +129,57 @@ def _check_memory_budget(key, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
         shown = f"{float(value):g}" if isinstance(value, numbers.Real) else repr(value)
         raise configuration_error(key, f"a memory budget must be a finite positive number, got {shown}")
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key, first, second):
+        super().__init__(key, first, second)
+        self.key, self.first, self.second = key, first, second
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a mapping with a repeated key (plain YAML keeps the last one silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        lines = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # '<<' entries may be overridden on purpose
+                continue
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                if key in lines:
+                    raise _RepeatedKey(key, lines[key], line)
+                lines[key] = line
+            except TypeError:  # an unhashable key: the base loader says what is wrong with it
+                break
+        return super().construct_mapping(node, deep=deep)
+
+
+def check_unique_keys(paths):
+    """Refuse a configuration file in which a mapping gives a key twice.
+
+    Snakemake reads configuration files as plain YAML, where a repeated key
+    (a dataset or a method given twice) silently replaces the first.
+
+    Parameters
+    ----------
+    paths : iterable of path-like
+        The configuration files of the run.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, the key and the lines of both entries.
+    """
+    for path in paths:
+        with open(path) as stream:
+            try:
+                yaml.load(stream, Loader=_UniqueKeyLoader)
+            except _RepeatedKey as repeated:
+                raise ValueError(f"configuration file {path}: key {repeated.key!r} is given twice, on lines "
+                                 f"{repeated.first} and {repeated.second} (the second would silently replace "
+                                 f"the first)") from None
 
 
 def _check_values(estimator, key, context=""):
