@@ -10,7 +10,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version, validate
 
-from qs3study.configuration import check_unique_keys
+from qs3study.configuration import check_unique_keys, drop_removed_entries
 
 min_version("8.0")
 
@@ -22,9 +22,7 @@ if not workflow.overwrite_configfiles:
 
 
 check_unique_keys(workflow.configfiles)
-# An overlay configuration removes a method of the one it extends by setting it to null
-# (Snakemake merges configuration files key by key, so it could not drop one otherwise).
-config["methods"] = {label: entry for label, entry in config.get("methods", {}).items() if entry is not None}
+drop_removed_entries(config)
 validate(config, "workflow/config/schema.yaml")
 
 

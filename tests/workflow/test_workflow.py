@@ -272,3 +272,14 @@ def test_a_key_given_twice_in_a_configuration_file_stops_the_plan(tmp_path):
     output = result.stdout + result.stderr
     assert result.returncode != 0 and "twice.yaml" in output
     assert f"'swd' is given twice, on lines {first} and {second}" in output
+
+
+def test_an_overlay_removes_a_screen_entry_by_setting_it_to_null(tmp_path):
+    screened = yaml.safe_load(TINY.read_text())
+    screened["screen"] = {"lev": {"expected": "refused"}}
+    (tmp_path / "screened.yaml").write_text(yaml.safe_dump(screened))
+    result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "screened.yaml")
+    assert jobs_of(result.stdout, "screened_datasets") == 1
+    (tmp_path / "overlay.yaml").write_text("screen:\n  lev: null\n")
+    result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "screened.yaml", tmp_path / "overlay.yaml")
+    assert jobs_of(result.stdout, "screened_datasets") == 0

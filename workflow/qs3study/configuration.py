@@ -30,7 +30,7 @@ from baselines.registry import get_method, make_method, tuning_grid
 from .design import parse_size
 from .grids import STAGED, resolve_grid
 
-__all__ = ["NO_GRID", "check_unique_keys", "configuration_error", "method_config", "method_spec", "build_estimator", "check_methods",
+__all__ = ["NO_GRID", "REMOVABLE", "check_unique_keys", "drop_removed_entries", "configuration_error", "method_config", "method_spec", "build_estimator", "check_methods",
            "check_rows"]
 
 NO_GRID = (None, "none", "null")
@@ -129,6 +129,21 @@ def _check_memory_budget(key, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
         shown = f"{float(value):g}" if isinstance(value, numbers.Real) else repr(value)
         raise configuration_error(key, f"a memory budget must be a finite positive number, got {shown}")
+
+
+REMOVABLE = ("datasets", "methods", "screen")
+"""Sections whose entries an overlay configuration removes by setting them to null."""
+
+
+def drop_removed_entries(config):
+    """Drop, in place, the entries of :data:`REMOVABLE` sections that a configuration set to null.
+
+    Snakemake merges configuration files key by key, so an overlay could not
+    otherwise remove a dataset, a method or a screened dataset of the file it extends.
+    """
+    for section in REMOVABLE:
+        if isinstance(config.get(section), dict):
+            config[section] = {name: entry for name, entry in config[section].items() if entry is not None}
 
 
 class _RepeatedKey(Exception):
