@@ -11,8 +11,13 @@ from pathlib import Path
 from snakemake.utils import min_version, validate
 
 from qs3study.configuration import check_unique_keys, drop_removed_entries
+from qs3study.live_run import clear_live_run, record_live_run, refuse_beside_live_run
 
 min_version("8.0")
+
+# Jobs run in processes of their own (--mode subprocess or remote) while the run's own process lives.
+if workflow.is_main_process:
+    refuse_beside_live_run()
 
 # The embedded default applies only when no configuration is named on the command line,
 # so that a named configuration is never merged with the default one.
@@ -36,6 +41,18 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/perf.smk"
 include: "workflow/rules/theory.smk"
+
+
+onstart:
+    record_live_run()
+
+
+onsuccess:
+    clear_live_run()
+
+
+onerror:
+    clear_live_run()
 
 
 rule all:

@@ -8,8 +8,10 @@ the README's recovery sequence whose run it shares.
 """
 
 import base64
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -283,3 +285,31 @@ def test_an_overlay_removes_a_screen_entry_by_setting_it_to_null(tmp_path):
     (tmp_path / "overlay.yaml").write_text("screen:\n  lev: null\n")
     result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "screened.yaml", tmp_path / "overlay.yaml")
     assert jobs_of(result.stdout, "screened_datasets") == 0
+
+
+# --- a run in progress ----------------------------------------------------------------------
+
+def write_live_record(workdir, pid):
+    from qs3study import live_run
+
+    path = workdir / live_run.RECORD
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"pid": pid, "host": socket.gethostname(), "started": "2020-02-07T10:00:00"}))
+
+
+@pytest.mark.parametrize("args", [("--dry-run",), ("--unlock",)])
+def test_a_second_run_or_an_unlock_beside_a_live_run_is_refused(tmp_path, args):
+    write_live_record(tmp_path, os.getpid())  # this test's process stands for the live run
+    result = snakemake(tmp_path, "--configfile", TINY, *args, check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "Unlocked" not in output
+    assert f"a run is in progress in this working directory (snakemake pid {os.getpid()} on host " in output
+    assert "started 2020-02-07T10:00:00" in output
+
+
+def test_a_record_of_a_run_that_ended_is_ignored(tmp_path):
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    write_live_record(tmp_path, ended.pid)
+    snakemake(tmp_path, "--configfile", TINY, "--dry-run")
+    snakemake(tmp_path, "--configfile", TINY, "--unlock")
