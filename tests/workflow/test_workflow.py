@@ -313,3 +313,16 @@ def test_a_record_of_a_run_that_ended_is_ignored(tmp_path):
     write_live_record(tmp_path, ended.pid)
     snakemake(tmp_path, "--configfile", TINY, "--dry-run")
     snakemake(tmp_path, "--configfile", TINY, "--unlock")
+
+
+def test_a_killed_run_not_yet_reaped_is_not_live(tmp_path):
+    from qs3study import live_run
+
+    killed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    killed.kill()
+    time.sleep(0.5)  # a zombie until wait() below reaps it
+    try:
+        write_live_record(tmp_path, killed.pid)
+        assert live_run.live_run(tmp_path / live_run.RECORD) is None
+    finally:
+        killed.wait()

@@ -54,7 +54,12 @@ def _alive(pid):
         return False
     except PermissionError:  # another user's process
         return True
-    return True
+    # A killed run whose parent has not reaped it yet (a container's init may never) is a zombie.
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # no /proc: trust the signal
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def live_run(path=RECORD):
