@@ -10,7 +10,14 @@ from pathlib import Path
 
 from snakemake.utils import min_version, validate
 
+from qs3study.configuration import check_unique_keys, drop_removed_entries
+from qs3study.live_run import clear_live_run, record_live_run, refuse_beside_live_run
+
 min_version("8.0")
+
+# Jobs run in processes of their own (--mode subprocess or remote) while the run's own process lives.
+if workflow.is_main_process:
+    refuse_beside_live_run()
 
 # The embedded default applies only when no configuration is named on the command line,
 # so that a named configuration is never merged with the default one.
@@ -19,9 +26,8 @@ if not workflow.overwrite_configfiles:
     configfile: Path(workflow.basedir) / "workflow" / "config" / "default.yaml"
 
 
-# An overlay configuration removes a method of the one it extends by setting it to null
-# (Snakemake merges configuration files key by key, so it could not drop one otherwise).
-config["methods"] = {label: entry for label, entry in config.get("methods", {}).items() if entry is not None}
+check_unique_keys(workflow.configfiles)
+drop_removed_entries(config)
 validate(config, "workflow/config/schema.yaml")
 
 
@@ -35,6 +41,18 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/perf.smk"
 include: "workflow/rules/theory.smk"
+
+
+onstart:
+    record_live_run()
+
+
+onsuccess:
+    clear_live_run()
+
+
+onerror:
+    clear_live_run()
 
 
 rule all:

@@ -14,6 +14,7 @@ from .kernels import resolve_seed
 from .curvature import data_curvature_bound
 from .schedule import check_step_offset, resolve_step_offset
 from .thresholds import ORDINAL_LOGISTIC, check_threshold_loss, fit_thresholds
+from .trig import TRIG_BACKENDS
 from .validation import (UNLABELED, check_path_settings, check_positive, check_semisupervised,
                          check_semisupervised_tradeoff, check_shared_params)
 
@@ -196,6 +197,9 @@ class QS3ORAO(OrdinalEstimator):
         if self.dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {tuple(_DTYPES)}, got {self.dtype!r}")
         resolve_n_jobs(self.n_jobs)
+        # The value only: resolving "auto" would import and compile numba, which the fit does anyway.
+        if not isinstance(self.trig_backend, str) or self.trig_backend not in TRIG_BACKENDS:
+            raise ValueError(f"trig_backend must be one of {TRIG_BACKENDS}, got {self.trig_backend!r}")
         resolve_step_backend(self.step_backend)
         check_step_offset(self.step_offset)
         check_shared_params(self)

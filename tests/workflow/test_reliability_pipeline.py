@@ -48,6 +48,8 @@ BAD_VALUES = [
     (lambda c: c["methods"]["m-pnu-auc"].update(grid={"lam": [0.1, -1.0]}), "methods.m-pnu-auc.grid.lam",
      "lam must be > 0"),
     (lambda c: c["methods"]["qs3orao"]["params"].update(n_iter=2.5), "methods.qs3orao.params", "n_iter"),
+    (lambda c: c["methods"]["qs3orao"]["params"].update(trig_backend="cuda"), "methods.qs3orao.params",
+     "trig_backend"),
 ]
 
 
@@ -58,6 +60,27 @@ def test_a_bad_method_value_is_a_configuration_error_naming_the_key(change, key,
     with pytest.raises(ValueError, match=f"configuration key '{key}'") as error:
         check_methods(validated(config), list(config["datasets"]))
     assert complaint in str(error.value)
+
+
+@pytest.mark.parametrize("change, key", [
+    (lambda c: c["methods"]["qs3orao"]["params"].update(max_memory=float("nan")), "methods.qs3orao.params.max_memory"),
+    (lambda c: c["methods"]["qs3orao"]["params"].update(max_memory=float("inf")), "methods.qs3orao.params.max_memory"),
+    (lambda c: c["datasets"]["swd"]["params"].update(max_memory=float("nan")), "datasets.swd.params.max_memory"),
+    (lambda c: add_svorex(c, memory_budget=-1), "methods.svorex.params.memory_budget"),
+    (lambda c: c["protocol"].update(memory_budget_mb=float("nan")), "protocol.memory_budget_mb"),
+    (lambda c: c["protocol"].update(memory_budget_mb=float("inf")), "protocol.memory_budget_mb"),
+])
+def test_a_memory_budget_must_be_a_finite_positive_number(change, key):
+    config = tiny()
+    change(config)
+    with pytest.raises(ValueError, match=f"configuration key '{key}': .*finite positive number"):
+        check_methods(validated(config), list(config["datasets"]))
+
+
+def test_an_absent_or_null_memory_budget_is_accepted():
+    config = tiny()
+    add_svorex(config, memory_budget=None)
+    check_methods(validated(config), list(config["datasets"]))
 
 
 @pytest.mark.parametrize("name", ["default", "paper"])

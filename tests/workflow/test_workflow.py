@@ -8,8 +8,10 @@ the README's recovery sequence whose run it shares.
 """
 
 import base64
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -259,3 +261,68 @@ def test_an_overlay_removes_a_method_by_setting_it_to_null(tmp_path):
     (tmp_path / "overlay.yaml").write_text("methods:\n  qs3orao: null\n  m-pnu-auc: null\n")
     result = snakemake(tmp_path, "--dry-run", "--configfile", TINY, tmp_path / "overlay.yaml", check=False)
     assert result.returncode != 0 and "methods" in result.stdout + result.stderr
+
+
+def test_a_key_given_twice_in_a_configuration_file_stops_the_plan(tmp_path):
+    text = TINY.read_text()
+    lines = text.splitlines()
+    first = lines.index("  swd:") + 1
+    repeated = text.replace("  synthetic:\n", "  swd:\n    params: {gamma: 2.0}\n  synthetic:\n")
+    second = repeated.splitlines().index("    params: {gamma: 2.0}")
+    (tmp_path / "twice.yaml").write_text(repeated)
+    result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "twice.yaml", check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "twice.yaml" in output
+    assert f"'swd' is given twice, on lines {first} and {second}" in output
+
+
+def test_an_overlay_removes_a_screen_entry_by_setting_it_to_null(tmp_path):
+    screened = yaml.safe_load(TINY.read_text())
+    screened["screen"] = {"lev": {"expected": "refused"}}
+    (tmp_path / "screened.yaml").write_text(yaml.safe_dump(screened))
+    result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "screened.yaml")
+    assert jobs_of(result.stdout, "screened_datasets") == 1
+    (tmp_path / "overlay.yaml").write_text("screen:\n  lev: null\n")
+    result = snakemake(tmp_path, "--dry-run", "--configfile", tmp_path / "screened.yaml", tmp_path / "overlay.yaml")
+    assert jobs_of(result.stdout, "screened_datasets") == 0
+
+
+# --- a run in progress ----------------------------------------------------------------------
+
+def write_live_record(workdir, pid):
+    from qs3study import live_run
+
+    path = workdir / live_run.RECORD
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"pid": pid, "host": socket.gethostname(), "started": "2020-02-07T10:00:00"}))
+
+
+@pytest.mark.parametrize("args", [("--dry-run",), ("--unlock",)])
+def test_a_second_run_or_an_unlock_beside_a_live_run_is_refused(tmp_path, args):
+    write_live_record(tmp_path, os.getpid())  # this test's process stands for the live run
+    result = snakemake(tmp_path, "--configfile", TINY, *args, check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "Unlocked" not in output
+    assert f"a run is in progress in this working directory (snakemake pid {os.getpid()} on host " in output
+    assert "started 2020-02-07T10:00:00" in output
+
+
+def test_a_record_of_a_run_that_ended_is_ignored(tmp_path):
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    write_live_record(tmp_path, ended.pid)
+    snakemake(tmp_path, "--configfile", TINY, "--dry-run")
+    snakemake(tmp_path, "--configfile", TINY, "--unlock")
+
+
+def test_a_killed_run_not_yet_reaped_is_not_live(tmp_path):
+    from qs3study import live_run
+
+    killed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    killed.kill()
+    time.sleep(0.5)  # a zombie until wait() below reaps it
+    try:
+        write_live_record(tmp_path, killed.pid)
+        assert live_run.live_run(tmp_path / live_run.RECORD) is None
+    finally:
+        killed.wait()

@@ -20,12 +20,17 @@ job checks the sizes again on the rows it actually loaded.
 
 from __future__ import annotations
 
+import math
+import numbers
+
+import yaml
+
 from baselines.registry import get_method, make_method, tuning_grid
 
 from .design import parse_size
 from .grids import STAGED, resolve_grid
 
-__all__ = ["NO_GRID", "configuration_error", "method_config", "method_spec", "build_estimator", "check_methods",
+__all__ = ["NO_GRID", "REMOVABLE", "check_unique_keys", "drop_removed_entries", "configuration_error", "method_config", "method_spec", "build_estimator", "check_methods",
            "check_rows"]
 
 NO_GRID = (None, "none", "null")
@@ -115,6 +120,83 @@ def configuration_error(key, message):
     return ValueError(f"configuration key {key!r}: {message}")
 
 
+MEMORY_PARAMS = ("max_memory", "memory_budget")
+"""Method parameters that are memory budgets (a null ``memory_budget`` is the method's default)."""
+
+
+def _check_memory_budget(key, value):
+    """A memory budget is a finite positive number: NaN or infinity would switch a memory check off."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+        shown = f"{float(value):g}" if isinstance(value, numbers.Real) else repr(value)
+        raise configuration_error(key, f"a memory budget must be a finite positive number, got {shown}")
+
+
+REMOVABLE = ("datasets", "methods", "screen")
+"""Sections whose entries an overlay configuration removes by setting them to null."""
+
+
+def drop_removed_entries(config):
+    """Drop, in place, the entries of :data:`REMOVABLE` sections that a configuration set to null.
+
+    Snakemake merges configuration files key by key, so an overlay could not
+    otherwise remove a dataset, a method or a screened dataset of the file it extends.
+    """
+    for section in REMOVABLE:
+        if isinstance(config.get(section), dict):
+            config[section] = {name: entry for name, entry in config[section].items() if entry is not None}
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key, first, second):
+        super().__init__(key, first, second)
+        self.key, self.first, self.second = key, first, second
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a mapping with a repeated key (plain YAML keeps the last one silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        lines = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # '<<' entries may be overridden on purpose
+                continue
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                if key in lines:
+                    raise _RepeatedKey(key, lines[key], line)
+                lines[key] = line
+            except TypeError:  # an unhashable key: the base loader says what is wrong with it
+                break
+        return super().construct_mapping(node, deep=deep)
+
+
+def check_unique_keys(paths):
+    """Refuse a configuration file in which a mapping gives a key twice.
+
+    Snakemake reads configuration files as plain YAML, where a repeated key
+    (a dataset or a method given twice) silently replaces the first.
+
+    Parameters
+    ----------
+    paths : iterable of path-like
+        The configuration files of the run.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, the key and the lines of both entries.
+    """
+    for path in paths:
+        with open(path) as stream:
+            try:
+                yaml.load(stream, Loader=_UniqueKeyLoader)
+            except _RepeatedKey as repeated:
+                raise ValueError(f"configuration file {path}: key {repeated.key!r} is given twice, on lines "
+                                 f"{repeated.first} and {repeated.second} (the second would silently replace "
+                                 f"the first)") from None
+
+
 def _check_values(estimator, key, context=""):
     """Run the estimator's own parameter checks (no data); a failure names the configuration key."""
     check = getattr(estimator, "_check_params", None)
@@ -155,7 +237,9 @@ def check_methods(config, datasets):
     method's estimator is built from its registered defaults and its own
     ``params`` (and each value of an explicit grid), then from every dataset's
     shared ``params`` as :func:`method_spec` merges them, and its own parameter
-    checks (``_check_params``) run without fitting.
+    checks (``_check_params``) run without fitting. Memory budgets (the protocol's
+    and any ``max_memory`` or ``memory_budget`` parameter) must be finite positive
+    numbers.
 
     Parameters
     ----------
@@ -170,11 +254,15 @@ def check_methods(config, datasets):
         Naming the configuration key and the estimator's complaint.
     """
     taken = set()
+    _check_memory_budget("protocol.memory_budget_mb", config["protocol"]["memory_budget_mb"])
     for key, params in [*((f"methods.{m}.params", e["params"]) for m, e in config["methods"].items()),
                         *((f"datasets.{d}.params", o["params"]) for d, o in config["datasets"].items())]:
         if "classes" in params:
             raise configuration_error(key, "'classes' is not configurable: every dataset's labels are 0 .. k-1, "
                                       "set when it is prepared (n_bins, or the ratings found)")
+        for name in MEMORY_PARAMS:
+            if params.get(name) is not None:
+                _check_memory_budget(f"{key}.{name}", params[name])
     for label in config["methods"]:
         entry = method_config(config, label)
         estimator = make_method(entry["method"])

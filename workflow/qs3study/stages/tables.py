@@ -197,12 +197,20 @@ def auc_summary(table, reference, methods):
     return summary
 
 
+def _unfinished(not_ok):
+    """Number of trials in an ``not_ok`` entry of :func:`auc_summary` ("failed: 1, out_of_memory_budget: 2")."""
+    return sum(int(part.rsplit(": ", 1)[1]) for part in not_ok.split(", ")) if not_ok else 0
+
+
 def _cell(row, reference, alpha):
     if row["n_trials"] == 0:
         return f"n/a ({row['not_ok']})" if row["not_ok"] else "n/a"
     text = f"{row['auc_mean']:.4f} ± {row['auc_std']:.4f}" if row["n_trials"] > 1 else f"{row['auc_mean']:.4f}"
     if row.get("best"):
         text = f"**{text}**"
+    if row["not_ok"]:
+        total = row["n_trials"] + _unfinished(row["not_ok"])
+        text += f" [{row['n_trials']} of {total} trials finished; {row['not_ok']}]"
     if row["method"] != reference and not np.isnan(row.get("p_holm", np.nan)):
         mark = ""
         if row["p_holm"] < alpha:
@@ -268,6 +276,9 @@ def summary_markdown(summary, reference, labels, alpha=0.05, *, roles=None, titl
               f"[n warned]: finished trials with a warning (degenerate kernel, tuned value on a grid edge, "
               f"a warning of the fit, a declared fallback after a failed search; column `warnings` of "
               f"results.csv)."]
+    if (summary["n_trials"].gt(0) & summary["not_ok"].fillna("").ne("")).any():
+        lines += ["", "[k of n trials finished; ...]: the mean and the test are over the k trials that finished; "
+                      "the others stopped with the status given (column `status` of results.csv)."]
     if any(role != "paper" for role in roles.values()):
         lines += ["", "† added alternative, not one of the paper's methods (never counted in its claims); "
                       "‡ reference: a supervised linear ordinal model on the labeled rows."]
