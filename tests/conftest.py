@@ -1,5 +1,6 @@
-"""Shared pytest configuration: hypothesis profiles for local runs and CI."""
+"""Shared pytest configuration: hypothesis profiles for local runs and CI, and the ``requires_numba`` marker."""
 
+import functools
 import os
 from pathlib import Path
 
@@ -9,6 +10,25 @@ from hypothesis import settings
 settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True, print_blob=True)
 settings.register_profile("dev", max_examples=40, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "requires_numba: needs the optional numba (qs3orao[fast]); skipped without it")
+
+
+@functools.cache
+def numba_importable():
+    # An import, not importlib.util.find_spec: a numba that is found but fails to import is as good as none.
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("requires_numba") and not numba_importable():
+        pytest.skip("numba is not installed (the optional extra qs3orao[fast])")
 
 
 @pytest.fixture(scope="session")

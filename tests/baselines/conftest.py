@@ -1,3 +1,6 @@
+import signal
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 
@@ -21,3 +24,23 @@ def problem():
 @pytest.fixture
 def make_problem():
     return ordinal_problem
+
+
+@contextmanager
+def _deadline(seconds):
+    """Fail (instead of hanging the suite) if the block runs longer than ``seconds``."""
+    def expire(*_):
+        raise TimeoutError(f"still running after {seconds} s: a hang")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def deadline():
+    """``with deadline(seconds):`` fails the test if the block runs longer than ``seconds``."""
+    return _deadline

@@ -51,6 +51,7 @@ def problems(draw):
 @given(problem=problems(), dense=st.booleans(), group=st.integers(1, 12),
        storage=st.sampled_from(["memory", "regenerate"]), n_jobs=st.sampled_from([1, 2]),
        trig_backend=st.sampled_from(["numba", "numpy"]), step_backend=st.sampled_from(["numba", "numpy"]))
+@pytest.mark.requires_numba
 @settings(max_examples=60, deadline=None)
 def test_fast_engine_equals_the_reference(problem, dense, group, storage, n_jobs, trig_backend, step_backend):
     X, codes, tradeoff, params = problem
@@ -83,7 +84,7 @@ def test_regenerated_and_kept_blocks_give_the_same_function():
     np.testing.assert_array_equal(kept.decision_function(Z), regenerated.decision_function(Z))
 
 
-@pytest.mark.parametrize("trig_backend", ["numba", "numpy"])
+@pytest.mark.parametrize("trig_backend", [pytest.param("numba", marks=pytest.mark.requires_numba), "numpy"])
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_same_seed_gives_bit_identical_output_with_threads(n_jobs, trig_backend):
     # A small work budget forces the sparse plan, so the all-row passes run on several row chunks.

@@ -55,6 +55,7 @@ def assert_same_fit(path_fit, own_fit, X):
                                                                         own_fit.seed_)
 
 
+@pytest.mark.requires_numba
 @given(problem=path_problems(), dense=st.booleans(), group=st.integers(1, 9))
 @settings(max_examples=40, deadline=None)
 def test_fit_path_equals_separate_fits(problem, dense, group):
@@ -92,7 +93,7 @@ def test_a_path_whose_every_setting_diverges_returns_the_errors_alone():
     assert all(isinstance(fit, DivergenceError) for fit in fits)
 
 
-@pytest.mark.parametrize("step_backend", ["numpy", "numba"])
+@pytest.mark.parametrize("step_backend", ["numpy", pytest.param("numba", marks=pytest.mark.requires_numba)])
 def test_a_diverging_setting_is_reported_alone_and_leaves_the_others_unchanged(step_backend):
     X, y = make_problem(300, 2, 4, 100, seed=2)
     estimator = QS3ORAO(n_iter=200, gamma=2.0, random_state=3, step_backend=step_backend)  # the paper's schedule blows up at lam = 1e-3
@@ -149,7 +150,7 @@ def test_train_path_checks_one_entry_per_setting_and_the_coefficient_memory():
                    step_offsets=np.zeros(1000), **common, max_memory=2**19)
 
 
-@pytest.mark.parametrize("step_backend", ["numpy", "numba"])
+@pytest.mark.parametrize("step_backend", ["numpy", pytest.param("numba", marks=pytest.mark.requires_numba)])
 def test_float32_features_give_each_setting_its_own_float32_fit(step_backend):
     X, y = make_problem(400, 3, 4, 120, seed=6)
     estimator = QS3ORAO(n_iter=60, gamma=2.0, dtype="float32", random_state=1, step_offset="auto",
@@ -176,7 +177,7 @@ def test_settings_beyond_the_memory_budget_take_several_passes_with_the_same_res
         assert_same_fit(path_fit, clone(small).set_params(**setting).fit(X, y), X)
 
 
-@pytest.mark.parametrize("step_backend", ["numpy", "numba"])
+@pytest.mark.parametrize("step_backend", ["numpy", pytest.param("numba", marks=pytest.mark.requires_numba)])
 @pytest.mark.parametrize("dense", [True, False])
 @pytest.mark.parametrize("group, detected", [(7, "by a step's sampled rows"), (95, "by the all-row check")])
 def test_a_setting_diverging_inside_or_at_the_end_of_a_group_is_its_own_fit(dense, group, detected, step_backend):
@@ -201,7 +202,7 @@ def test_a_setting_diverging_inside_or_at_the_end_of_a_group_is_its_own_fit(dens
         assert all(i % group for i in iterations)
 
 
-@pytest.mark.parametrize("step_backend", ["numpy", "numba"])
+@pytest.mark.parametrize("step_backend", ["numpy", pytest.param("numba", marks=pytest.mark.requires_numba)])
 @pytest.mark.parametrize("dense", [True, False])
 def test_a_scale_factor_hitting_zero_inside_a_group_is_folded_as_in_the_own_fit(dense, step_backend):
     """theta lam = i + step_offset zeroes the factor 1 - eta_i lam at step i: everything stored before it is zeroed."""
@@ -213,7 +214,8 @@ def test_a_scale_factor_hitting_zero_inside_a_group_is_folded_as_in_the_own_fit(
             assert_same_fit(path_fit, clone(estimator).set_params(**setting).fit(X, y), X)
 
 
-@pytest.mark.parametrize("step_backend, shortened", [("numpy", False), ("numba", True)])
+@pytest.mark.parametrize("step_backend, shortened",
+                         [("numpy", False), pytest.param("numba", True, marks=pytest.mark.requires_numba)])
 def test_the_compiled_path_shortens_its_groups_by_the_rows_the_pass_reads(step_backend, shortened):
     """compiled_group_length decides the compiled path's group length, from the rows the pass reads per step."""
     X, codes = make_problem(120, 2, 3, 60, seed=3)
@@ -229,6 +231,7 @@ def test_the_compiled_path_shortens_its_groups_by_the_rows_the_pass_reads(step_b
         assert rule.call_args.kwargs["rows_per_step"] == 2 * (2 + 3)
 
 
+@pytest.mark.requires_numba
 def test_the_compiled_path_in_its_own_groups_equals_the_own_compiled_fits():
     """Without aligning the groups (the path's shortened by the rows it reads), every setting is its own fit."""
     X, y = make_problem(600, 3, 4, 150, seed=5)

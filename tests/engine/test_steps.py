@@ -20,9 +20,12 @@ from qs3orao.stochastic import weights_at_rows
 from .test_engine import make_problem
 
 
+@pytest.mark.requires_numba
 @given(st.integers(1, 5), st.integers(1, 40), st.data())
 @settings(max_examples=80, deadline=None)
 def test_compiled_weights_equal_the_numpy_weights(splits, batch, data):
+    from qs3orao._steps_numba import weights_into  # imports numba
+
     semi = np.array(sorted(data.draw(st.sets(st.integers(0, splits - 1)))), dtype=np.int64)
     tradeoff = np.array(data.draw(st.lists(st.floats(0, 1), min_size=splits, max_size=splits)))
     tradeoff[semi] = np.minimum(tradeoff[semi], 0.99)
@@ -42,6 +45,7 @@ def fit_both(n=2000, d=4, k=5, n_iter=300, tradeoff=(0.3, 1.0, 0.0, 0.8), **para
 
 
 # A small work budget forces the sparse plan, where the group's rows are a local copy of their scores.
+@pytest.mark.requires_numba
 @pytest.mark.parametrize("max_memory", [256 * 2**20, 2**15])
 # float32: the group's products are float32 sums in another order; the engine's stated float32 error is
 # about 1e-7 of the score scale per feature (test_float32_stays_within_its_stated_tolerance uses 1e-5 too).
@@ -53,6 +57,7 @@ def test_compiled_steps_give_the_numpy_fit(max_memory, dtype, rtol):
     np.testing.assert_allclose(scores_compiled, scores_plain, rtol=0, atol=rtol * np.abs(scores_plain).max())
 
 
+@pytest.mark.requires_numba
 def test_a_vanishing_scale_is_folded_as_the_numpy_steps_fold_it():
     # theta * lam = 6 with t0 = 0 makes 1 - eta_6 lam exactly 0 at step 6, inside the first group:
     # the five coefficients before it are folded to 0, step 6's own is not.
@@ -63,6 +68,7 @@ def test_a_vanishing_scale_is_folded_as_the_numpy_steps_fold_it():
     np.testing.assert_allclose(scores_compiled, scores_plain, rtol=0, atol=1e-12 * np.abs(scores_plain).max())
 
 
+@pytest.mark.requires_numba
 def test_compiled_steps_raise_the_divergence_the_numpy_steps_raise():
     raised = []
     for backend in ("numpy", "numba"):
@@ -75,6 +81,7 @@ def test_compiled_steps_raise_the_divergence_the_numpy_steps_raise():
     assert str(raised[0]) == str(raised[1])
 
 
+@pytest.mark.requires_numba
 def test_compiled_steps_say_when_their_guard_and_the_engines_disagree():
     # The loop stops at a score beyond the limit; a guard that lets it pass is a bug, not a reason to go on.
     cos_s, sin_s = np.ones((8, 4)), np.zeros((8, 4))
@@ -86,6 +93,7 @@ def test_compiled_steps_say_when_their_guard_and_the_engines_disagree():
                                       guard=lambda f, iteration: None)
 
 
+@pytest.mark.requires_numba
 def test_same_seed_gives_bit_identical_compiled_fits():
     (_, _), (a, scores_a) = fit_both()
     (_, _), (b, scores_b) = fit_both()
@@ -93,6 +101,7 @@ def test_same_seed_gives_bit_identical_compiled_fits():
     np.testing.assert_array_equal(scores_a, scores_b)
 
 
+@pytest.mark.requires_numba
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_converged_fit_stops_where_the_numpy_steps_stop():
     X, codes = make_problem(1500, 5, 4, 400, seed=4)
@@ -127,6 +136,7 @@ def test_numba_steps_without_numba_raise_and_say_how_to_get_it():
 
 
 # The sparse plan (small budget) reads the base scores at the steps' rows among all rows, the features among the group's.
+@pytest.mark.requires_numba
 @pytest.mark.parametrize("max_memory", [256 * 2**20, 2**17])
 def test_compiled_path_steps_give_the_numpy_path(max_memory):
     X, codes = make_problem(2000, 4, 5, 500, seed=5)
@@ -144,6 +154,7 @@ def test_compiled_path_steps_give_the_numpy_path(max_memory):
         np.testing.assert_allclose(scores_compiled[:, g], scores_plain[:, g], rtol=0, atol=1e-12 * scale)
 
 
+@pytest.mark.requires_numba
 def test_compiled_path_steps_say_when_their_guard_and_the_engines_disagree():
     state = path._PathState(np.ones(1), np.ones(1), np.zeros(1), np.ones((1, 1)), n_iter=1,
                               unread=np.zeros((1, 2), dtype=bool))
@@ -173,6 +184,7 @@ def path_steps(backend, cos_s, sin_s, draws, base, tradeoffs, n_jobs=1):
 
 # With threads, the settings are split into one chunk per thread, taken in parallel: every value must be the one
 # loop's over all settings, bit for bit, a setting diverging in a chunk on the pool included.
+@pytest.mark.requires_numba
 def test_compiled_path_steps_in_chunks_on_threads_give_the_one_loop_bit_for_bit():
     rng = np.random.default_rng(3)
     n, m, steps, batch = 60, 2, 3, 3
@@ -191,7 +203,7 @@ def test_compiled_path_steps_in_chunks_on_threads_give_the_one_loop_bit_for_bit(
         np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("numba", marks=pytest.mark.requires_numba)])
 def test_the_path_ignores_the_unlabeled_rows_a_setting_does_not_weigh(backend):
     """A setting weighing no unlabeled rows (tradeoff 1) is not stopped by the pass's unlabeled rows, and takes
     the steps it takes when they are zero: their weight is zero, even at non-finite scores."""

@@ -14,6 +14,7 @@ from .test_engine import fit_problem, make_problem
 ULP_TOLERANCE = 4e-16
 
 
+@pytest.mark.requires_numba
 def test_numba_is_installed_with_the_test_extra():
     # The test extra pulls in qs3orao[fast], so the numba path is tested, not skipped.
     assert resolve_trig_backend("numba") == "numba"
@@ -21,8 +22,11 @@ def test_numba_is_installed_with_the_test_extra():
     # In float32 numpy's vectorised sin/cos are faster than the loop, which computes in float64.
     assert resolve_trig_backend("auto", np.float32) == "numpy"
     assert resolve_trig_backend("numba", np.float32) == "numba"
+    X, y = make_problem(300, 3, 3, 100, seed=0)
+    assert QS3ORAO(n_iter=20, random_state=0).fit(X, y).trig_backend_ == "numba"
 
 
+@pytest.mark.requires_numba
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_compiled_sincos_matches_numpy_over_the_whole_range(dtype):
     rng = np.random.default_rng(0)
@@ -40,6 +44,7 @@ def test_compiled_sincos_matches_numpy_over_the_whole_range(dtype):
         np.testing.assert_allclose(sin_out, expected_sin, rtol=0, atol=tolerance)
 
 
+@pytest.mark.requires_numba
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_fused_accumulate_equals_the_numpy_pass(dtype):
     rng = np.random.default_rng(1)
@@ -55,6 +60,7 @@ def test_fused_accumulate_equals_the_numpy_pass(dtype):
     assert not np.array_equal(fused, start)
 
 
+@pytest.mark.requires_numba
 @pytest.mark.parametrize("scale", [1.0, 1e7])
 def test_fused_accumulate_sums_the_features_of_given_projections(scale):
     # Same projections on both sides (at 1e7, beyond the reduction, the C library's sin and cos run);
@@ -75,6 +81,7 @@ def test_features_refuse_buffers_they_cannot_write_in_place():
         trig.features(X, omega, cos_out, np.empty((4, 3)), "numba")
 
 
+@pytest.mark.requires_numba
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_training_on_either_backend_gives_the_same_fit(dtype):
     # The sparse plan (small budget) exercises both the step features and the all-row accumulation.
@@ -98,7 +105,6 @@ def test_auto_without_numba_chooses_numpy_and_says_so():
         with pytest.raises(ImportError, match="trig_backend='numba' needs numba"):
             QS3ORAO(n_iter=20, trig_backend="numba", random_state=0).fit(X, y)
         assert RandomFeatureModel(seed=0, gamma=1.0, n_features=3, coef=np.zeros((1, 4))).trig_backend == "numpy"
-    assert QS3ORAO(n_iter=20, random_state=0).fit(X, y).trig_backend_ == "numba"
 
 
 @pytest.mark.parametrize("bad", ["fast", None, 1])

@@ -10,7 +10,7 @@ import yaml
 from qs3study.perf.pool_time_to_accuracy import (LABELS, plot_pareto, pool_problem, pool_time_to_accuracy_rows,
                                             run_pool, time_to_accuracy, tuned_settings)
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 REDUCED = yaml.safe_load((Path(__file__).parent / "perf_reduced.yaml").read_text())["perf"]["pool_time_to_accuracy"]
 RESULTS = REPO_ROOT / REDUCED["results_csv"]
 

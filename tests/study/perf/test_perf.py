@@ -1,10 +1,12 @@
 """The perf stage's throughput rows: one evaluation pass through the engine's public model."""
 
 import numpy as np
+import pytest
 
 from qs3study.perf.summary import compiled_steps_ratio, grid_pass_ratio, lam_path_ratio, throughput_vs_gemm
 
 
+@pytest.mark.requires_numba
 def test_throughput_rows_time_each_backend_and_say_which_ran():
     rows = throughput_vs_gemm(n_samples=2000, n_features=5, n_components=4, n_blocks=3, n_jobs=1, repeat=1)
     names = [name for name, _, _ in rows]
@@ -28,6 +30,7 @@ def test_lam_path_rows_time_every_path_solver_against_its_own_solve():
         assert gap < 1e-8, (name, detail)
 
 
+@pytest.mark.requires_numba
 def test_compiled_steps_row_times_both_backends_on_the_same_converged_fit():
     params = dict(n_iter=100, max_iter=400, tol=0.01, n_components=4, batch_size=4, gamma=0.5, lam=0.01,
                   step_offset="auto", n_jobs=1)
@@ -40,6 +43,7 @@ def test_compiled_steps_row_times_both_backends_on_the_same_converged_fit():
     assert float(detail.rsplit(": ", 1)[1]) < 1e-12
 
 
+@pytest.mark.requires_numba
 def test_grid_pass_rows_time_the_path_and_the_products_it_cannot_avoid():
     params = dict(n_iter=40, n_components=4, batch_size=2, gamma=0.5, step_offset="auto", n_jobs=1)
     rows = grid_pass_ratio(n_samples=300, n_features=3, n_classes=3, n_labeled=60, params=params,

@@ -1,7 +1,4 @@
-"""Reliability of the estimators: every case a hostile or careless user tried, with the clear error or the fixed result."""
-
-import signal
-from contextlib import contextmanager
+"""Every estimator against hostile or careless input: the clear error, or the fixed result."""
 
 import numpy as np
 import pytest
@@ -18,7 +15,6 @@ from qs3orao import QS3ORAO
 from qs3orao.engine import memory_plan
 from qs3orao.metrics import accuracy, mean_absolute_error
 from qs3orao.thresholds import SURROGATES, THRESHOLD_LOSSES, assign_classes, fit_thresholds
-from tests.baselines.conftest import ordinal_problem
 
 ESTIMATORS = {
     "qs3orao": lambda: QS3ORAO(n_iter=20, random_state=0),
@@ -30,25 +26,11 @@ ESTIMATORS = {
 }
 
 
-@contextmanager
-def deadline(seconds):
-    """Fail (instead of hanging the suite) if the block runs longer than ``seconds``."""
-    def expire(*_):
-        raise TimeoutError(f"still running after {seconds} s: a hang")
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 # --- the threshold search refuses non-finite scores (it looped forever) ---------------------------
 
 @pytest.mark.parametrize("loss", THRESHOLD_LOSSES)
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_thresholds_refuse_non_finite_scores_without_hanging(loss, bad):
+def test_thresholds_refuse_non_finite_scores_without_hanging(loss, bad, deadline):
     scores = np.array([0.0, 1.0, bad, 2.0])
     with deadline(10), pytest.raises(ValueError, match="finite.*1 of 4"):
         fit_thresholds(scores, np.array([0, 1, 1, 2]), 3, loss)
@@ -57,8 +39,8 @@ def test_thresholds_refuse_non_finite_scores_without_hanging(loss, bad):
 # --- one unlabeled marker: exactly -1 ---------------------------------------------------------------
 
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
-def test_negative_labels_other_than_minus_one_are_refused(name):
-    X, y, _ = ordinal_problem(n=120, n_labeled=60, n_classes=3)
+def test_negative_labels_other_than_minus_one_are_refused(name, make_problem):
+    X, y, _ = make_problem(n=120, n_labeled=60, n_classes=3)
     y[60:70] = -2
     with pytest.raises(ValueError, match=r"negative labels \[-2\].*-1"):
         ESTIMATORS[name]().fit(X, y)
@@ -66,14 +48,14 @@ def test_negative_labels_other_than_minus_one_are_refused(name):
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
-def test_unsigned_labels_holding_the_wrapped_marker_are_refused(name, dtype):
-    X, y, _ = ordinal_problem(n=120, n_labeled=60, n_classes=3)
+def test_unsigned_labels_holding_the_wrapped_marker_are_refused(name, dtype, make_problem):
+    X, y, _ = make_problem(n=120, n_labeled=60, n_classes=3)
     with pytest.raises(ValueError, match=f"unsigned dtype {np.dtype(dtype)}.*wraps"):
         ESTIMATORS[name]().fit(X, y.astype(dtype))
 
 
-def test_unsigned_labels_without_the_wrapped_value_are_accepted():
-    X, y, _ = ordinal_problem(n=120, n_labeled=120, n_classes=3)
+def test_unsigned_labels_without_the_wrapped_value_are_accepted(make_problem):
+    X, y, _ = make_problem(n=120, n_labeled=120, n_classes=3)
     model = QS3ORAO(n_iter=20, tradeoff=1.0, random_state=0).fit(X, y.astype(np.uint8))
     np.testing.assert_array_equal(model.classes_, [0, 1, 2])
 
@@ -107,8 +89,8 @@ def test_indistinguishable_classes_raise_with_the_estimate_and_why():
 
 # --- memory: the coefficients are counted before anything is allocated ------------------------------
 
-def test_huge_n_iter_is_refused_before_allocating():
-    X, y, _ = ordinal_problem(n=60, n_labeled=30, n_classes=3)
+def test_huge_n_iter_is_refused_before_allocating(deadline, make_problem):
+    X, y, _ = make_problem(n=60, n_labeled=30, n_classes=3)
     with deadline(20), pytest.raises(ValueError, match=r"n_iter=100000000 .*coefficients.*max_memory"):
         QS3ORAO(n_iter=10**8, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="coefficients"):
@@ -127,8 +109,8 @@ def test_use_before_fit_raises_not_fitted(name, method):
 
 # --- usable class predictions: scale-aware thresholds by default --------------------------------------
 
-def test_default_thresholds_cut_the_scores_into_every_class():
-    X, y, truth = ordinal_problem(n=600, n_labeled=200, n_classes=5, d=3)
+def test_default_thresholds_cut_the_scores_into_every_class(make_problem):
+    X, y, truth = make_problem(n=600, n_labeled=200, n_classes=5, d=3)
     unlabeled = y == -1
     paper = QS3ORAO(n_iter=300, threshold_loss="hinge", random_state=0).fit(X, y)
     default = QS3ORAO(n_iter=300, random_state=0).fit(X, y)
@@ -185,9 +167,9 @@ def test_ordinal_logistic_handles_perfectly_ordered_and_constant_scores():
     assert np.unique(assign_classes(np.linspace(-3, 3, 7), reversed_b)).size == 1
 
 
-def test_the_papers_surrogates_stay_available():
+def test_the_papers_surrogates_stay_available(make_problem):
     assert set(SURROGATES) < set(THRESHOLD_LOSSES) and THRESHOLD_LOSSES[0] == "ordinal_logistic"
-    X, y, _ = ordinal_problem(n=300, n_labeled=120, n_classes=5, d=3)
+    X, y, _ = make_problem(n=300, n_labeled=120, n_classes=5, d=3)
     for loss in THRESHOLD_LOSSES:
         assert QS3ORAO(n_iter=30, threshold_loss=loss, random_state=0).fit(X, y).thresholds_.shape == (4,)
 
