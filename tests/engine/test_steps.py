@@ -13,7 +13,6 @@ from baselines.converged import ConvergedQS3ORAO
 from qs3orao import QS3ORAO, engine
 from qs3orao.divergence import DivergenceError
 from qs3orao.engine import path, plan, resolve_step_backend, train, train_path
-from qs3orao.engine._steps_numba import weights_into
 from qs3orao.engine.threads import RowThreads
 from qs3orao.stochastic import weights_at_rows
 
