@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from qs3orao import DivergenceError
-from qs3orao.validation import UNLABELED, check_features, check_labels, ordinal_classes, plain
+from qs3orao.validation import UNLABELED, check_features, check_labels, check_memory_budget, ordinal_classes, plain
 from qs3orao.metrics import binary_auc
 
 from .kernel_cache import reuse_kernels
@@ -245,7 +245,7 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
     else:
         memo = ScoreMemo()
     search = _Search(name, X, y, folds, classes, fixed, use_path, halving, progress, memo, record_fits)
-    budget = fixed.get("memory_budget")
+    budget = check_memory_budget(fixed.get("memory_budget"), "memory_budget", optional=True)
     with reuse_kernels(int(min(2**30, budget)) if budget else 2**30):
         best_params, best_score = _staged_search(grid, classes, search.evaluate_many)
     return CVResult(best_params=best_params, best_score=best_score, table=search.table)
