@@ -16,10 +16,10 @@ labeled (None: every row).
 
 from __future__ import annotations
 
-import numbers
 import os
 
 from qs3orao.chunking import FLOAT_BYTES, chunk_bytes, chunk_rows
+from qs3orao.validation import check_memory_budget
 
 __all__ = ["MemoryBudgetExceeded", "DEFAULT_FRACTION", "available_memory", "resolve_budget", "check_budget",
            "chunk_rows", "chunk_bytes", "FLOAT_BYTES"]
@@ -65,9 +65,7 @@ def resolve_budget(memory_budget):
     """
     if memory_budget is None:
         return int(DEFAULT_FRACTION * available_memory())
-    if isinstance(memory_budget, bool) or not isinstance(memory_budget, numbers.Real) or not memory_budget > 0:
-        raise ValueError(f"memory_budget must be a positive number of bytes or None, got {memory_budget!r}")
-    return int(memory_budget)
+    return int(check_memory_budget(memory_budget, "memory_budget", optional=True))
 
 
 def check_budget(what, estimate_bytes, memory_budget):

@@ -23,6 +23,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from qs3orao.validation import plain
+
 __all__ = ["reuse_kernels", "cached", "cache_stats", "caching"]
 
 _state = {"entries": None, "max_bytes": 0, "bytes": 0, "hits": 0, "misses": 0}
@@ -43,7 +45,7 @@ def reuse_kernels(max_bytes=2**30):
         Live statistics: ``hits``, ``misses``, ``bytes``.
     """
     if not isinstance(max_bytes, int) or max_bytes < 0:
-        raise ValueError(f"max_bytes must be a non-negative integer, got {max_bytes!r}")
+        raise ValueError(f"max_bytes must be a non-negative integer, got {plain(max_bytes)}")
     previous = dict(_state)
     _state.update(entries=OrderedDict(), max_bytes=max_bytes, bytes=0, hits=0, misses=0)
     try:

@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from qs3orao import DivergenceError
-from qs3orao.validation import UNLABELED, check_features, check_labels, ordinal_classes
+from qs3orao.validation import UNLABELED, check_features, check_labels, check_memory_budget, ordinal_classes, plain
 from qs3orao.metrics import binary_auc
 
 from .kernel_cache import reuse_kernels
@@ -84,7 +84,7 @@ class Halving:
         for name, least in (("eta", 2), ("min_folds", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"Halving.{name} must be an integer >= {least}, got {value!r}")
+                raise ValueError(f"Halving.{name} must be an integer >= {least}, got {plain(value)}")
 
     def rungs(self, n_candidates, n_folds):
         """``(folds, survivors)`` per rung: score on the first ``folds`` folds, keep the best ``survivors``."""
@@ -245,7 +245,7 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
     else:
         memo = ScoreMemo()
     search = _Search(name, X, y, folds, classes, fixed, use_path, halving, progress, memo, record_fits)
-    budget = fixed.get("memory_budget")
+    budget = check_memory_budget(fixed.get("memory_budget"), "memory_budget", optional=True)
     with reuse_kernels(int(min(2**30, budget)) if budget else 2**30):
         best_params, best_score = _staged_search(grid, classes, search.evaluate_many)
     return CVResult(best_params=best_params, best_score=best_score, table=search.table)
@@ -275,7 +275,7 @@ class _Search:
             hash(self.fixed_key)
         except TypeError:
             raise TypeError(f"fixed_params values must be scalars or arrays (they key the scored candidates), "
-                            f"got {fixed!r}") from None
+                            f"got {plain(fixed)}") from None
         self.table, self.records, self.fits = [], {}, Counter()
 
     def fold_aucs(self, params):

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, check_shared_params
+from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, check_shared_params, plain
 from qs3orao.kernels import resolve_seed
 
 from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
@@ -125,7 +125,7 @@ class MPNUAUC(SplitwiseModel):
         if self.n_basis is not None:
             check_positive(self.n_basis, "n_basis", integer=True)
         if isinstance(self.priors, str) and self.priors not in PRIOR_SOURCES:
-            raise ValueError(f"priors must be numbers or one of {PRIOR_SOURCES}, got {self.priors!r}")
+            raise ValueError(f"priors must be numbers or one of {PRIOR_SOURCES}, got {plain(self.priors)}")
         check_shared_params(self)
 
     def _resolve_priors(self, X, codes, n_splits):

@@ -58,7 +58,7 @@ from .kernels import curvature_rng, gaussian_kernel
 from .objective import risk_hessian_of_sets, split_members
 from .schedule import curvature_bound
 from .stochastic import draw_rows
-from .validation import UNLABELED, check_features, check_positive
+from .validation import UNLABELED, check_features, check_positive, plain
 
 __all__ = ["DEFAULT_DRAWS", "DEFAULT_DELTA", "CurvatureBound", "top_curvature", "sampled_risk_hessian",
            "data_curvature_bound"]
@@ -192,23 +192,23 @@ def data_curvature_bound(X, codes, tradeoff, *, gamma, n_draws=DEFAULT_DRAWS, de
                          f"got shape {codes.shape} and dtype {codes.dtype}")
     tradeoff = np.asarray(tradeoff, dtype=np.float64).reshape(-1)
     if tradeoff.size == 0 or not np.all((tradeoff >= 0.0) & (tradeoff <= 1.0)):
-        raise ValueError(f"tradeoff must hold one weight in [0, 1] per split, got {tradeoff!r}")
+        raise ValueError(f"tradeoff must hold one weight in [0, 1] per split, got {plain(tradeoff)}")
     if codes.min() < UNLABELED or codes.max() > tradeoff.size:
         raise ValueError(f"codes must lie in -1..{tradeoff.size} for {tradeoff.size} splits, "
                          f"got {codes.min()}..{codes.max()}")
     check_positive(gamma, "gamma")
     check_positive(n_draws, "n_draws", integer=True)
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be a failure probability in (0, 1), got {delta!r}")
+        raise ValueError(f"delta must be a failure probability in (0, 1), got {plain(delta)}")
     if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or random_state < 0:
-        raise ValueError(f"random_state must be a non-negative int, got {random_state!r}")
+        raise ValueError(f"random_state must be a non-negative int, got {plain(random_state)}")
     splits, unlabeled = split_members(codes, tradeoff.size)
     for j, (pos, neg) in enumerate(splits):
         if not (pos.size and neg.size):
             raise ValueError(f"split {j} needs at least one positive (class > {j}) and one negative row, "
                              f"got {pos.size} and {neg.size}")
     if not unlabeled.size and np.any(tradeoff < 1.0):
-        raise ValueError(f"tradeoff {tradeoff!r} below 1 weighs unlabeled rows, and codes have none (-1)")
+        raise ValueError(f"tradeoff {plain(tradeoff)} below 1 weighs unlabeled rows, and codes have none (-1)")
     rows, hessian = sampled_risk_hessian(codes, tradeoff, int(n_draws), curvature_rng(int(random_state)))
     estimate = top_curvature(gaussian_kernel(X[rows], gamma=float(gamma)), hessian)
     data_free = curvature_bound(tradeoff)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import numbers
 
 import numpy as np
 
@@ -15,8 +14,8 @@ from .curvature import data_curvature_bound
 from .schedule import check_step_offset, resolve_step_offset
 from .thresholds import ORDINAL_LOGISTIC, check_threshold_loss, fit_thresholds
 from .trig import TRIG_BACKENDS
-from .validation import (UNLABELED, check_path_settings, check_positive, check_semisupervised,
-                         check_semisupervised_tradeoff, check_shared_params)
+from .validation import (UNLABELED, check_memory_budget, check_path_settings, check_positive, check_semisupervised,
+                         check_semisupervised_tradeoff, check_shared_params, plain)
 
 __all__ = ["QS3ORAO"]
 
@@ -83,8 +82,9 @@ class QS3ORAO(OrdinalEstimator):
         seeds; "auto" keeps them when they fit in ``max_memory`` beside the
         feature buffers.
     max_memory : int, default=256 MiB
-        Memory budget, in bytes, of what training holds beyond the data and
-        the scores: the ``n_iter x 2 n_components`` coefficients (a fit whose
+        Memory budget, a finite number of bytes > 0, of what training holds
+        beyond the data and the scores (and of the models :meth:`fit_path`
+        returns): the ``n_iter x 2 n_components`` coefficients (a fit whose
         coefficients exceed it is refused before anything is allocated),
         feature buffers (half of the rest, at most 32 MiB; twice that with
         ``n_jobs > 1``, which computes the next group's features during the
@@ -95,8 +95,11 @@ class QS3ORAO(OrdinalEstimator):
         the scores by about ``1e-7`` times their scale.
     n_jobs : int, optional
         Threads over which the passes over all rows are split by rows; None
-        means 1, -1 all cores.  With a given ``n_jobs`` the result does not
-        depend on the scheduling, but the row chunks depend on ``n_jobs``, which
+        means 1, -1 all available cores, other values must be >= 1 and are
+        capped at the available cores and at the number of rows (one thread
+        per core at most: more only wait for each other).  With a given
+        ``n_jobs`` the result does not depend on the scheduling, but the row
+        chunks depend on the resolved ``n_jobs``, which
         may change the scores by rounding (measured up to 7e-16 of their
         scale): a bit-for-bit repeat needs the same ``n_jobs``.
     trig_backend : {"auto", "numba", "numpy"}, default="auto"
@@ -191,15 +194,14 @@ class QS3ORAO(OrdinalEstimator):
             check_positive(self.theta, "theta")
         check_threshold_loss(self.threshold_loss)
         if self.block_storage not in BLOCK_STORAGE:
-            raise ValueError(f"block_storage must be one of {BLOCK_STORAGE}, got {self.block_storage!r}")
-        if not isinstance(self.max_memory, numbers.Real) or self.max_memory < 0:
-            raise ValueError(f"max_memory must be a non-negative number of bytes, got {self.max_memory!r}")
+            raise ValueError(f"block_storage must be one of {BLOCK_STORAGE}, got {plain(self.block_storage)}")
+        check_memory_budget(self.max_memory, "max_memory")
         if self.dtype not in _DTYPES:
-            raise ValueError(f"dtype must be one of {tuple(_DTYPES)}, got {self.dtype!r}")
+            raise ValueError(f"dtype must be one of {tuple(_DTYPES)}, got {plain(self.dtype)}")
         resolve_n_jobs(self.n_jobs)
         # The value only: resolving "auto" would import and compile numba, which the fit does anyway.
         if not isinstance(self.trig_backend, str) or self.trig_backend not in TRIG_BACKENDS:
-            raise ValueError(f"trig_backend must be one of {TRIG_BACKENDS}, got {self.trig_backend!r}")
+            raise ValueError(f"trig_backend must be one of {TRIG_BACKENDS}, got {plain(self.trig_backend)}")
         resolve_step_backend(self.step_backend)
         check_step_offset(self.step_offset)
         check_shared_params(self)
@@ -238,7 +240,10 @@ class QS3ORAO(OrdinalEstimator):
         frequency blocks and their features are computed once for all settings
         (:func:`qs3orao.engine.train_path`), in one pass when their ``S x n_iter x
         2 n_components`` coefficients take at most half of ``max_memory``, else
-        in as few passes as keep them there.  Training also holds ``S`` score
+        in as few passes as keep them there (regenerating the frequency blocks
+        under ``block_storage="auto"``, which each pass would otherwise keep
+        apart).  The returned coefficients must fit in ``max_memory``: a call
+        whose models would not is refused before any work.  Training also holds ``S`` score
         vectors of length ``n_samples``.  Each returned model equals
         ``clone(self).set_params(**setting).fit(X, y)`` to rounding, with
         ``random_state`` resolved once (``seed_`` is the same for all).  The
@@ -264,11 +269,15 @@ class QS3ORAO(OrdinalEstimator):
         Raises
         ------
         ValueError
-            If a setting names a parameter outside :attr:`PATH_PARAMS` or
-            ``settings`` is empty; any invalid value as ``fit`` raises it.
+            If a setting names a parameter outside :attr:`PATH_PARAMS`,
+            ``settings`` is empty or the models' coefficients exceed
+            ``max_memory``; any invalid value as ``fit`` raises it.
+        TypeError
+            If ``settings`` is not a list of dicts (a single dict, for example).
         """
         settings = check_path_settings(settings, self.PATH_PARAMS)
         self._check_params()
+        per_pass, block_storage = self._path_passes(len(settings))
         # clone(self).set_params(**setting), built without clone's signature inspection per call, which
         # would cost more than building the estimators of a long path.
         params = self.get_params(deep=False)
@@ -281,8 +290,6 @@ class QS3ORAO(OrdinalEstimator):
             estimator.classes_, estimator.seed_ = classes, seed
             estimator._resolve_schedule(check_semisupervised_tradeoff(estimator.tradeoff, codes, classes.size - 1),
                                         X, codes)
-        # As many settings per pass as keep their coefficients within half of max_memory (at least one).
-        per_pass = max(1, int(self.max_memory // (2 * self.n_iter * 2 * self.n_components * 8)))
         fitted = []
         for start in range(0, len(estimators), per_pass):
             batch = estimators[start:start + per_pass]
@@ -290,7 +297,7 @@ class QS3ORAO(OrdinalEstimator):
                 X, codes, np.array([e.tradeoff_ for e in batch]), lams=[float(e.lam) for e in batch],
                 thetas=[e.theta_ for e in batch], step_offsets=[e.step_offset_ for e in batch],
                 n_iter=self.n_iter, batch_size=self.batch_size, n_components=self.n_components,
-                gamma=float(self.gamma), seed=seed, **self._engine_options())
+                gamma=float(self.gamma), seed=seed, **{**self._engine_options(), "block_storage": block_storage})
             # Every fitted setting's thresholds at once (the fits' Newton steps evaluated together, on n_jobs threads).
             kept = [g for g, model in enumerate(models) if not isinstance(model, DivergenceError)]
             if kept:
@@ -299,6 +306,24 @@ class QS3ORAO(OrdinalEstimator):
                     models[g] = batch[g]._finish(X, codes, models[g], train_scores[:, g], (threshold, interval))
             fitted += models
         return fitted
+
+    def _path_passes(self, n_settings):
+        """Settings per pass of :meth:`fit_path` and its block storage; refuse models beyond ``max_memory``.
+
+        A pass takes as many settings as keep their coefficients within half of
+        ``max_memory`` (at least one).
+        """
+        setting_bytes = self.n_iter * 2 * self.n_components * 8
+        if n_settings * setting_bytes > self.max_memory:
+            raise ValueError(
+                f"fit_path over {n_settings} settings would return models whose coefficients take "
+                f"{n_settings * setting_bytes / 2**20:.3g} MiB ({n_settings} x n_iter={self.n_iter} x "
+                f"2 n_components={2 * self.n_components} float64), more than max_memory="
+                f"{self.max_memory / 2**20:.3g} MiB; pass fewer settings per call, lower n_iter or n_components, "
+                f"or raise max_memory")
+        per_pass = max(1, int(self.max_memory // (2 * setting_bytes)))
+        several = per_pass < n_settings
+        return per_pass, "regenerate" if several and self.block_storage == "auto" else self.block_storage
 
     def _resolve_schedule(self, weights, X, codes):
         """Set ``tradeoff_``, ``theta_`` and ``step_offset_`` for the validated split weights and training rows."""

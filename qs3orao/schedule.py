@@ -112,6 +112,8 @@ import numbers
 
 import numpy as np
 
+from .validation import plain
+
 __all__ = ["AUTO", "AUTO_DATA", "curvature_bound", "contracting_offset", "auto_step_offset", "check_step_offset",
            "resolve_step_offset", "step_size"]
 
@@ -172,8 +174,8 @@ def contracting_offset(theta, lam, curvature, *, name=AUTO):
     stiffness = lam + curvature
     product = theta * stiffness
     if not math.isfinite(product):
-        raise ValueError(f"theta * (lam + curvature bound) = {theta!r} * {stiffness!r} overflows; "
-                         f"step_offset={name!r} needs a finite product (a smaller theta)")
+        raise ValueError(f"theta * (lam + curvature bound) = {plain(theta)} * {plain(stiffness)} overflows; "
+                         f"step_offset={plain(name)} needs a finite product (a smaller theta)")
     offset = max(0, math.ceil(product - 1.0))
     # Guard the rounding of theta * stiffness: the defining inequality must hold exactly.  Above
     # 2**53, ``1.0 + offset`` moves only by whole spacings of the floats, so step by at least one of them.
@@ -245,7 +247,7 @@ def check_step_offset(step_offset):
     if isinstance(step_offset, str):
         if step_offset not in _NAMED:
             raise ValueError(f"step_offset must be a number >= 0, {AUTO!r} or {AUTO_DATA!r} (lower case), "
-                             f"got {step_offset!r}")
+                             f"got {plain(step_offset)}")
         return step_offset
     if isinstance(step_offset, bool) or not isinstance(step_offset, numbers.Real):
         raise TypeError(f"step_offset must be a number >= 0, {AUTO!r} or {AUTO_DATA!r}, "
@@ -253,10 +255,10 @@ def check_step_offset(step_offset):
     try:
         value = float(step_offset)
     except OverflowError:
-        raise ValueError(f"step_offset must be a finite number >= 0 or {AUTO!r}; {step_offset!r} does not fit "
+        raise ValueError(f"step_offset must be a finite number >= 0 or {AUTO!r}; {plain(step_offset)} does not fit "
                          f"in a float") from None
     if not math.isfinite(value) or value < 0:
-        raise ValueError(f"step_offset must be a finite number >= 0 or {AUTO!r}, got {step_offset!r}")
+        raise ValueError(f"step_offset must be a finite number >= 0 or {AUTO!r}, got {plain(step_offset)}")
     return value
 
 

@@ -56,6 +56,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from scipy.special import expit
 
+from .validation import plain
+
 __all__ = ["SURROGATES", "THRESHOLD_LOSSES", "ORDINAL_LOGISTIC", "threshold_loss", "ordinal_logistic_loss",
            "fit_thresholds", "assign_classes"]
 
@@ -345,7 +347,7 @@ def fit_thresholds(scores, codes, n_classes, loss=ORDINAL_LOGISTIC, *, return_in
     """
     check_threshold_loss(loss)
     if isinstance(n_jobs, bool) or not (isinstance(n_jobs, (int, np.integer)) and n_jobs >= 1):
-        raise ValueError(f"n_jobs must be an integer >= 1, got {n_jobs!r}")
+        raise ValueError(f"n_jobs must be an integer >= 1, got {plain(n_jobs)}")
     scores = np.asarray(scores, dtype=np.float64)
     bad = ~np.isfinite(scores)
     if bad.any():

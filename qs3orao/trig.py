@@ -37,6 +37,7 @@ from functools import cache
 import numpy as np
 
 from ._sincos_constants import REDUCTION_LIMIT
+from .validation import plain
 
 __all__ = ["TRIG_BACKENDS", "REDUCTION_LIMIT", "resolve_trig_backend", "features", "accumulate"]
 
@@ -61,7 +62,7 @@ def resolve_trig_backend(trig_backend, dtype=np.float64):
         If ``trig_backend="numba"`` and numba cannot be imported.
     """
     if not isinstance(trig_backend, str) or trig_backend not in TRIG_BACKENDS:
-        raise ValueError(f"trig_backend must be one of {TRIG_BACKENDS}, got {trig_backend!r}")
+        raise ValueError(f"trig_backend must be one of {TRIG_BACKENDS}, got {plain(trig_backend)}")
     if trig_backend == "numpy" or (trig_backend == "auto" and np.dtype(dtype) != np.float64):
         return "numpy"
     try:

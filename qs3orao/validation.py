@@ -6,12 +6,34 @@ with a message that names the argument and what was expected.
 
 from __future__ import annotations
 
+import math
 import numbers
+from collections.abc import Iterable
 
 import numpy as np
 from scipy import sparse
 
 UNLABELED = -1
+
+
+def plain(value):
+    """``value`` as an error message shows it: numpy scalars and arrays as the Python values they hold.
+
+    ``plain(np.float64(3.0))`` is ``'3.0'`` where ``repr`` gives ``'np.float64(3.0)'``;
+    lists, tuples and dicts are converted entry by entry, anything else is its ``repr``.
+    """
+    return repr(_python(value))
+
+
+def _python(value):
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {_python(key): _python(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [_python(item) for item in value]
+        return items if isinstance(value, list) else tuple(items)
+    return value
 
 
 def check_features(X, *, name="X"):
@@ -45,7 +67,22 @@ def check_features(X, *, name="X"):
         raise ValueError(f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
     if not np.isfinite(X).all():
         raise ValueError(f"{name} contains NaN or infinity")
+    check_distance_range(X, name)
     return X
+
+
+def check_distance_range(X, name="X"):
+    """Refuse a finite float64 ``X`` whose squared distances between rows may overflow float64.
+
+    ``||x - x'||^2 <= 4 d max|x|^2``: beyond that bound a kernel of the
+    distances, or a projection of the rows, is computed from infinities.
+    """
+    largest = max(float(X.max()), -float(X.min()))
+    limit = math.sqrt(np.finfo(np.float64).max / (4 * X.shape[1]))
+    if largest > limit:
+        raise ValueError(f"{name} holds values up to {largest:g}: with {X.shape[1]} features the squared distances "
+                         f"between its rows overflow float64 beyond about {limit:g}; rescale {name} (for example "
+                         f"divide it by its largest absolute value)")
 
 
 def check_labels(y, n_samples, *, name="y"):
@@ -104,13 +141,13 @@ def check_classes(classes):
     """``classes`` as a 1-d array of at least two distinct, increasing integer labels (no data needed)."""
     levels = np.asarray(classes)
     if levels.ndim != 1 or levels.dtype.kind not in "iuf" or not np.array_equal(levels, np.unique(levels)):
-        raise ValueError(f"classes must be a 1-d array of distinct, increasing integer labels, got {classes!r}")
+        raise ValueError(f"classes must be a 1-d array of distinct, increasing integer labels, got {plain(classes)}")
     if levels.dtype.kind == "f" and not np.array_equal(levels, np.round(levels)):
-        raise ValueError(f"classes must hold integer labels, got {classes!r}")
+        raise ValueError(f"classes must hold integer labels, got {plain(classes)}")
     if levels.size < 2:
-        raise ValueError(f"classes must list at least two ordinal levels, got {classes!r}")
+        raise ValueError(f"classes must list at least two ordinal levels, got {plain(classes)}")
     if np.any((levels < 0)):
-        raise ValueError(f"classes must be non-negative ({UNLABELED} marks unlabeled rows), got {classes!r}")
+        raise ValueError(f"classes must be non-negative ({UNLABELED} marks unlabeled rows), got {plain(classes)}")
     return levels.astype(np.int64)
 
 
@@ -147,7 +184,7 @@ def check_split_weights(values, name, low=0.0, high=1.0):
     try:
         weights = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number or a 1-d array of numbers, got {values!r}") from None
+        raise TypeError(f"{name} must be a number or a 1-d array of numbers, got {plain(values)}") from None
     if weights.ndim > 1:
         raise ValueError(f"{name} must be a number or a 1-d array of numbers, got shape {weights.shape}")
     if not np.all(np.isfinite(weights) & (weights >= low) & (weights <= high)):
@@ -160,7 +197,7 @@ def check_random_state(random_state):
     if random_state is None or isinstance(random_state, (np.random.Generator, np.random.RandomState)):
         return random_state
     if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
-        raise TypeError(f"random_state must be None, an integer >= 0 or a numpy Generator, got {random_state!r}")
+        raise TypeError(f"random_state must be None, an integer >= 0 or a numpy Generator, got {plain(random_state)}")
     if random_state < 0:
         raise ValueError(f"random_state must be non-negative, got {random_state}")
     return random_state
@@ -238,9 +275,26 @@ def check_positive(value, name, *, integer=False):
     """Check that a hyperparameter is a positive real (or integer) number."""
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind):
-        raise TypeError(f"{name} must be a positive {'integer' if integer else 'number'}, got {value!r}")
+        raise TypeError(f"{name} must be a positive {'integer' if integer else 'number'}, got {plain(value)}")
     if not value > 0 or not np.isfinite(value):
-        raise ValueError(f"{name} must be > 0, got {value!r}")
+        raise ValueError(f"{name} must be > 0, got {plain(value)}")
+    return value
+
+
+def check_memory_budget(value, name, *, optional=False):
+    """``value`` as a memory budget in bytes: a finite number > 0, or None when ``optional``.
+
+    Raises
+    ------
+    ValueError
+        For anything else (``inf``, NaN, 0, a negative number, a string), naming ``name`` and the value.
+    """
+    if value is None and optional:
+        return None
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not (isinstance(value, numbers.Integral) or math.isfinite(value)) or not value > 0):
+        expected = "a finite positive number of bytes" + (" or None" if optional else "")
+        raise ValueError(f"{name} must be {expected}, got {plain(value)}")
     return value
 
 
@@ -250,16 +304,22 @@ def check_path_settings(settings, path_params):
     Raises
     ------
     TypeError
-        If a setting is not a dict.
+        If ``settings`` is a single dict or not a sequence, or a setting is not a dict.
     ValueError
         If there is no setting or one names another parameter.
     """
+    if isinstance(settings, dict):
+        raise TypeError(f"settings must be a list of dicts (one per setting), got a single dict; "
+                        f"pass [{plain(settings)}]")
+    if isinstance(settings, (str, bytes)) or not isinstance(settings, Iterable):
+        raise TypeError(f"settings must be a list of dicts (one per setting), got {type(settings).__name__}")
     settings = list(settings)
     if not settings:
         raise ValueError("settings must hold at least one setting, got none")
     for setting in settings:
         if not isinstance(setting, dict):
-            raise TypeError(f"settings must be dicts of parameters, got {type(setting).__name__}")
+            raise TypeError(f"settings must be a list of dicts (one per setting), got a {type(setting).__name__} "
+                            f"among them")
         other = sorted(set(setting) - set(path_params))
         if other:
             raise ValueError(f"settings may vary only {tuple(path_params)}, got {other}; "

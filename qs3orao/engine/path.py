@@ -91,7 +91,7 @@ def train_path(X, codes, tradeoffs, *, lams, thetas, step_offsets, n_iter, batch
     if not lams.size == thetas.size == step_offsets.size == n_settings:
         raise ValueError(f"tradeoffs, lams, thetas and step_offsets must have one entry per setting, got "
                          f"{n_settings}, {lams.size}, {thetas.size} and {step_offsets.size}")
-    n_jobs = resolve_n_jobs(n_jobs)
+    n_jobs = resolve_n_jobs(n_jobs, n_rows=n)
     work_bytes, keep = memory_plan(n_iter, m, d, block_storage, max_memory, n_settings=n_settings,
                                    buffer_sets=buffer_sets(n_jobs))
     splits, unlabeled = split_members(codes, tradeoffs.shape[1])

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..validation import check_memory_budget, plain
+
 __all__ = ["BLOCK_STORAGE", "WORK_BYTES", "buffer_sets", "compiled_group_length", "group_plan", "memory_plan",
            "step_plan", "working_dtype"]
 
@@ -54,8 +56,8 @@ def memory_plan(n_iter, n_components, n_features, block_storage="auto", max_memo
     ----------
     n_iter, n_components, n_features : int
     block_storage : {"auto", "memory", "regenerate"}
-    max_memory : int
-        Bytes the engine may use beyond the data and the length-``n`` score
+    max_memory : int or float
+        A finite number > 0: bytes the engine may use beyond the data and the length-``n`` score
         vectors: the ``n_iter x 2 n_components`` float64 coefficients, the
         feature buffers and the kept frequency blocks.
     n_settings : int, default=1
@@ -77,11 +79,12 @@ def memory_plan(n_iter, n_components, n_features, block_storage="auto", max_memo
     Raises
     ------
     ValueError
-        If the coefficients alone exceed ``max_memory`` (checked before
-        anything is allocated).
+        If ``max_memory`` is not a finite number > 0, or the coefficients
+        alone exceed it (checked before anything is allocated).
     """
     if block_storage not in BLOCK_STORAGE:
-        raise ValueError(f"block_storage must be one of {BLOCK_STORAGE}, got {block_storage!r}")
+        raise ValueError(f"block_storage must be one of {BLOCK_STORAGE}, got {plain(block_storage)}")
+    check_memory_budget(max_memory, "max_memory")
     coef_bytes = n_settings * n_iter * 2 * n_components * 8
     if coef_bytes > max_memory:
         settings = "" if n_settings == 1 else f" for {n_settings} settings"

@@ -84,7 +84,7 @@ def train(X, codes, tradeoff, *, n_iter, batch_size, n_components, gamma, lam, t
     m = n_components
     dtype = working_dtype(dtype)
     checkpoints = _check_checkpoints(checkpoints, stop, n_iter)
-    n_jobs = resolve_n_jobs(n_jobs)
+    n_jobs = resolve_n_jobs(n_jobs, n_rows=n)
     work_bytes, keep = memory_plan(n_iter, m, d, block_storage, max_memory, buffer_sets=buffer_sets(n_jobs))
     trig = resolve_trig_backend(trig_backend, dtype)
     group_steps = resolve_step_backend(step_backend)

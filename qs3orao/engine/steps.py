@@ -14,6 +14,7 @@ import numpy as np
 from ..divergence import SCORE_LIMIT
 from ..schedule import step_size
 from ..stochastic import weights_at_rows
+from ..validation import plain
 
 __all__ = ["STEP_BACKENDS", "resolve_step_backend"]
 
@@ -45,7 +46,7 @@ def resolve_step_backend(step_backend, *, path=False):
         If ``step_backend="numba"`` and numba cannot be imported.
     """
     if not isinstance(step_backend, str) or step_backend not in STEP_BACKENDS:
-        raise ValueError(f"step_backend must be one of {STEP_BACKENDS}, got {step_backend!r}")
+        raise ValueError(f"step_backend must be one of {STEP_BACKENDS}, got {plain(step_backend)}")
     if step_backend == "numpy":
         return _path_group_steps if path else _group_steps
     try:

@@ -93,3 +93,12 @@ RECORDED_ESTIMATES = [
 def test_estimates_keep_their_values_under_the_one_signature(estimator, n_labeled, recorded):
     for n_samples, nbytes in recorded.items():
         assert estimator.estimate_memory(n_samples, 7, 5, n_labeled) == nbytes
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), np.float64("nan"), 0.0, -1, "1GB"])
+@pytest.mark.parametrize("cls", [MSAMULT, MPNUAUC, SVOREX, QS3ORAOExact])
+def test_a_budget_that_is_not_a_finite_positive_number_is_refused_by_name(make_problem, cls, bad):
+    X, y = make_problem(n=60, n_labeled=30)[:2]
+    with pytest.raises(ValueError, match="memory_budget must be a finite positive number of bytes or None") as error:
+        cls(memory_budget=bad).fit(X, y)
+    assert "np." not in str(error.value)

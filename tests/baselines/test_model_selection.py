@@ -129,6 +129,17 @@ def test_halving_must_be_a_halving(problem):
         cross_validate_params("qs3orao", X, y, QS3_GRID, halving={"eta": 3})
 
 
+
+@pytest.mark.parametrize("budget", [float("nan"), float("inf"), -1])
+def test_a_memory_budget_that_is_not_a_finite_positive_number_is_refused_before_any_fit(problem, monkeypatch,
+                                                                                        budget):
+    X, y = problem
+    calls = count_fits(monkeypatch)
+    with pytest.raises(ValueError, match="memory_budget must be a finite positive number of bytes or None"):
+        cross_validate_params("m-samult", X, y, fixed_params={"memory_budget": budget})
+    assert not calls
+
+
 # --- a memo of scored candidates shared by searches of one problem --------------------------------------------
 
 def test_without_a_memo_the_table_is_the_memo_search_table_without_its_fit_column(problem):

@@ -26,6 +26,7 @@ def bad_inputs():
         "non-integer": (X, y + 0.5),
         "1-d X": (X[:, 0], y),
         "2-d y": (X, y[:, None]),
+        "overflowing scale": (X * 1e300, y),
     }
 
 
@@ -35,7 +36,8 @@ def qs3orao_error(X, y):
     return info.type, str(info.value)
 
 
-@pytest.mark.parametrize("case", ["nan", "inf", "lengths", "one class", "non-integer", "1-d X", "2-d y"])
+@pytest.mark.parametrize("case", ["nan", "inf", "lengths", "one class", "non-integer", "1-d X", "2-d y",
+                                  "overflowing scale"])
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
 def test_bad_data_gets_the_qs3orao_error(estimator, case):
     X, y = bad_inputs()[case]

@@ -119,3 +119,44 @@ def test_matches_the_exact_solution_on_a_small_problem():
     assert abs(auc_model - auc_exact) < 0.01
     gap = np.mean((model.train_scores_ - exact.train_scores) ** 2) / np.mean(exact.train_scores ** 2)
     assert gap < 0.01
+
+
+@pytest.mark.parametrize("max_memory", [float("nan"), float("inf"), 0, -1, "256MiB", None, np.float64("nan")])
+def test_max_memory_must_be_a_finite_positive_number(problem, max_memory):
+    X, y, _ = problem
+    with pytest.raises(ValueError, match="max_memory must be a finite positive number of bytes") as error:
+        QS3ORAO(n_iter=2, n_components=2, max_memory=max_memory).fit(X, y)
+    assert "np." not in str(error.value)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e160])
+def test_features_whose_squared_distances_overflow_are_refused(problem, scale):
+    X, y, _ = problem
+    with pytest.raises(ValueError, match=r"X holds values up to [0-9.]+e\+[0-9]+: .*overflow.*rescale X"):
+        QS3ORAO(n_iter=2, n_components=2, random_state=0).fit(X * scale, y)
+
+
+@pytest.mark.parametrize("scale", [1e150, 1e-150])
+def test_features_at_extreme_but_representable_scales_fit_as_rescaled_data(problem, scale):
+    X, y, y_true = problem
+    scaled = QS3ORAO(n_iter=150, n_components=8, gamma=2.0 / scale**2, random_state=7).fit(X * scale, y)
+    unscaled = QS3ORAO(n_iter=150, n_components=8, gamma=2.0, random_state=7).fit(X, y)
+    unl = y < 0
+    assert abs(ordinal_auc(y_true[unl], scaled.train_scores_[unl])
+               - ordinal_auc(y_true[unl], unscaled.train_scores_[unl])) < 0.02
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"lam": np.float64(-3.0)}, "lam must be > 0, got -3.0"),
+    ({"gamma": np.float64(0.0)}, "gamma must be > 0, got 0.0"),
+    ({"n_jobs": np.int64(-4)}, "n_jobs must be None, -1 .* got -4"),
+    ({"max_memory": np.float64(-1.0)}, "max_memory must be .* got -1.0"),
+    ({"step_offset": np.float64(-2.0)}, "step_offset"),
+    ({"tradeoff": np.array([np.float64(2.0)] * 3)}, "tradeoff"),
+    ({"classes": np.array([2, 1, 0])}, "classes"),
+])
+def test_messages_show_numpy_values_as_plain_numbers(problem, params, message):
+    X, y, _ = problem
+    with pytest.raises(ValueError, match=message) as error:
+        QS3ORAO(n_iter=2, n_components=2, **params).fit(X, y)
+    assert "np." not in str(error.value)

@@ -1,5 +1,6 @@
 """The fast engine against the plain Algorithms 1-2, its storage strategies, memory and threads."""
 
+import os
 import threading
 import time
 import tracemalloc
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qs3orao._reference import reference_decision_function, reference_fit
-from qs3orao.engine import group_plan, memory_plan, plan, train
+from qs3orao.engine import group_plan, memory_plan, plan, resolve_n_jobs, train
 from qs3orao.engine.groups import with_features
 from qs3orao.engine.threads import RowThreads
 from qs3orao.kernels import sampling_rng
@@ -371,3 +372,31 @@ def test_gradient_weights_are_the_split_risk_gradients():
     for (p, n, u), (pos, neg) in zip(draws, splits):
         assert np.isin(p, pos).all() and np.isin(n, neg).all() and np.isin(u, unlabeled).all()
 
+
+
+@pytest.mark.parametrize("max_memory", [float("nan"), float("inf"), 0, -2**20, "1 MiB", None])
+def test_memory_plan_refuses_a_budget_that_is_not_a_finite_positive_number(max_memory):
+    with pytest.raises(ValueError, match="max_memory must be a finite positive number of bytes"):
+        memory_plan(10, 4, 3, "auto", max_memory)
+
+
+def test_n_jobs_is_capped_at_the_cores_and_the_rows():
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert resolve_n_jobs(10**6) == resolve_n_jobs(-1) == cores
+    assert resolve_n_jobs(10**6, n_rows=1) == 1
+    assert resolve_n_jobs(None) == resolve_n_jobs(1) == 1
+
+
+@pytest.mark.parametrize("n_jobs", [0, -2, -5, 1.5, True])
+def test_n_jobs_below_one_other_than_minus_one_is_refused(n_jobs):
+    with pytest.raises(ValueError, match=r"n_jobs must be None, -1 \(every core\) or an integer >= 1"):
+        resolve_n_jobs(n_jobs)
+
+
+def test_a_huge_n_jobs_fits_as_the_cores_do():
+    with mock.patch.object(threading.Thread, "start", autospec=True, side_effect=threading.Thread.start) as start:
+        huge, huge_scores = fit_problem(n=120, n_iter=20, n_jobs=3000)[2]
+    assert start.call_count < resolve_n_jobs(-1)
+    capped, capped_scores = fit_problem(n=120, n_iter=20, n_jobs=resolve_n_jobs(-1))[2]
+    np.testing.assert_array_equal(huge.coef, capped.coef)
+    np.testing.assert_array_equal(huge_scores, capped_scores)

@@ -168,7 +168,7 @@ def test_settings_beyond_the_memory_budget_take_several_passes_with_the_same_res
     estimator = QS3ORAO(n_iter=20, n_components=4, random_state=2, step_offset="auto")
     grid = [dict(lam=lam) for lam in (0.25, 0.5, 1.0, 2.0, 4.0)]
     one_setting = 20 * 2 * 4 * 8
-    small = clone(estimator).set_params(max_memory=2 * 2 * one_setting)  # two settings per pass
+    small = clone(estimator).set_params(max_memory=5 * one_setting)  # two settings per pass, all five within it
     with mock.patch.object(engine, "train_path", wraps=engine.train_path) as spy, \
             mock.patch("qs3orao.estimator.train_path", new=spy):
         fits = small.fit_path(X, y, grid)
@@ -243,3 +243,33 @@ def test_the_compiled_path_in_its_own_groups_equals_the_own_compiled_fits():
     assert rule.call_args.kwargs["rows_per_step"] == 16 * 3 * 3  # 3 splits' rows of each kind, batch 16
     for setting, path_fit in zip(grid, fits):
         assert_same_fit(path_fit, clone(estimator).set_params(**setting).fit(X, y), X)
+
+
+def test_fit_path_refuses_models_beyond_the_memory_budget_before_any_work():
+    X, y = make_problem(60, 2, 3, 20, seed=0)
+    grid = [dict(lam=2.0 ** k) for k in range(20)]
+    one_setting = 50 * 2 * 4 * 8
+    estimator = QS3ORAO(n_iter=50, n_components=4, max_memory=10 * one_setting)
+    with mock.patch("qs3orao.estimator.train_path") as spy, \
+            pytest.raises(ValueError, match=r"20 settings.* 0\.061 MiB .*max_memory=0\.0305 MiB"):
+        estimator.fit_path(X, y, grid)
+    assert not spy.called
+
+
+def test_fit_path_returns_models_within_the_memory_budget():
+    X, y = make_problem(200, 2, 3, 60, seed=7)
+    grid = [dict(lam=lam) for lam in (0.25, 0.5, 1.0, 2.0, 4.0)]
+    n_iter, m = 4000, 8
+    one_setting = n_iter * 2 * m * 8
+    # Two settings per pass, each pass with room for its frequency blocks (n_iter x m x 2 floats) beside them:
+    # three passes would return three copies of the blocks.
+    max_memory = int(5.9 * one_setting)
+    fits = QS3ORAO(n_iter=n_iter, n_components=m, random_state=0, max_memory=max_memory).fit_path(X, y, grid)
+    arrays = {id(a): a.nbytes for fit in fits for a in (fit.coef_, fit._model.blocks) if a is not None}
+    assert sum(arrays.values()) <= max_memory
+
+
+def test_fit_path_says_a_single_dict_is_not_a_list_of_settings():
+    X, y = make_problem(60, 2, 3, 20, seed=0)
+    with pytest.raises(TypeError, match=r"settings must be a list of dicts.*a single dict.*\[\{'lam': 0.5\}\]"):
+        QS3ORAO(n_iter=5).fit_path(X, y, {"lam": 0.5})
