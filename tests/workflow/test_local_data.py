@@ -9,6 +9,7 @@ import yaml
 
 from qs3study.datasets import ChecksumError, load_ordinal, local_spec
 from qs3study.datasets.errors import DatasetError
+from qs3study.datasets.local import read_table, read_text_table
 from qs3study.stages import tables
 from test_workflow import snakemake
 
@@ -109,3 +110,77 @@ def test_a_configuration_runs_a_local_csv_and_a_local_review_file(local_files, t
     manifest = json.loads((workdir / "figures" / config["name"] / "manifest.json").read_text())
     assert manifest["data"]["houses"]["file_sha256"] == local_spec("h", config["datasets"]["houses"]["source"]).sha256
     assert (workdir / "resources" / "raw" / "shop_reviews" / "reviews.jsonl").is_file()
+
+
+def _numbers_csv(rows, header="a,b,t"):
+    return header + "\n" + "".join(",".join(row) + "\n" for row in rows)
+
+
+FINE = [("0.1", "0.2", "1.0"), ("0.3", "0.4", "2.0"), ("0.5", "0.6", "3.0")]
+
+
+@pytest.mark.parametrize("bad, column, shown", [
+    (("0.7", "nan", "4.0"), "b", "nan"), (("0.7", "", "4.0"), "b", "nan"), (("inf", "0.8", "4.0"), "a", "inf"),
+    (("0.7", "0.8", "-inf"), "t", "-inf"),
+], ids=["nan", "empty-cell", "inf", "target-inf"])
+def test_a_non_finite_value_is_named_by_file_line_and_column(tmp_path, bad, column, shown):
+    path = tmp_path / "houses.csv"
+    path.write_text(_numbers_csv(FINE + [bad] + FINE))
+    with pytest.raises(DatasetError, match=fr"{path}: line 5, column '{column}': {shown} is not a finite number"):
+        read_table(path, file_format="csv", target="t")
+    spec = local_spec("houses", {"path": str(path), "format": "csv", "target": "t"})
+    with pytest.raises(DatasetError, match=fr"dataset 'houses' \(datasets.houses.source.path: {path}.*line 5, "
+                                           fr"column '{column}'"):
+        load_ordinal(spec, cache_dir=tmp_path / "cache")
+
+
+def test_a_non_finite_libsvm_value_is_named_by_line(tmp_path):
+    path = tmp_path / "x.svm"
+    path.write_text("1 1:0.5 2:0.3\n2 1:0.2 2:nan\n")
+    with pytest.raises(DatasetError, match=fr"{path}: line 2: '2:nan' is not a finite number"):
+        read_table(path, file_format="libsvm", target="label")
+
+
+def _plain_csv():
+    return _numbers_csv(FINE * 4)
+
+
+def _parquet_bytes():
+    import io
+
+    import pandas as pd
+
+    buffer = io.BytesIO()
+    pd.DataFrame({"a": [0.1, 0.2], "t": [1.0, 2.0]}).to_parquet(buffer)
+    return buffer.getvalue()
+
+
+READER_ERRORS = [
+    # (file name, content, reader, options, what the message says after the file's path)
+    ("text.parquet", _plain_csv(), read_table, {"file_format": "parquet", "target": "t"},
+     "does not read as a parquet file"),
+    ("parquet.csv", _parquet_bytes(), read_table, {"file_format": "csv", "target": "t"},
+     "does not read as a csv file"),
+    ("plain.csv.gz", _plain_csv(), read_table, {"file_format": "csv", "target": "t"}, "does not read as a csv file"),
+    ("empty.csv", "", read_table, {"file_format": "csv", "target": "t"}, "the file is empty"),
+    ("five.csv", _numbers_csv(FINE + [("0.7", "0.8", "five")]), read_table, {"file_format": "csv", "target": "t"},
+     "line 5, column 't': 'five' is not a number"),
+    ("bad.svm", "1 1:0.5 2:0.3\n2 1:hello 2:0.1\n", read_table, {"file_format": "libsvm", "target": "label"},
+     "line 2: '1:hello' is not index:value"),
+    ("broken.jsonl", '{"body": "a b", "stars": 1}\n{"body": "c d", "st\n', read_text_table,
+     {"file_format": "json-lines", "text": "body", "label": "stars"}, "line 2: not valid JSON"),
+    ("five.jsonl", '{"body": "a b", "stars": 1}\n{"body": "c d", "stars": "five"}\n', read_text_table,
+     {"file_format": "json-lines", "text": "body", "label": "stars"},
+     "line 2, column 'stars': 'five' is not an integer rating"),
+]
+
+
+@pytest.mark.parametrize("fname, content, read, options, complaint", READER_ERRORS, ids=[c[0] for c in READER_ERRORS])
+def test_the_readers_name_the_file_and_line_of_what_does_not_read(tmp_path, fname, content, read, options,
+                                                                  complaint):
+    path = tmp_path / fname
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(DatasetError) as error:
+        read(path, **options)
+    assert str(error.value).startswith(f"{path}: {complaint}")
+    assert "Traceback" not in str(error.value) and error.value.__cause__ is None

@@ -15,7 +15,9 @@ Examples
 ('regression', 'houses.csv.gz')
 """
 
+import functools
 import json
+import math
 import shutil
 import tempfile
 from functools import partial
@@ -68,9 +70,11 @@ def _first_bad_libsvm_line(path):
         if not fields:
             continue
         try:
-            float(fields[0])
+            label = float(fields[0])
         except ValueError:
             return number, f"label {fields[0]!r} is not a number"
+        if not math.isfinite(label):
+            return number, f"label {fields[0]!r} is not a finite number"
         previous = -1
         for field in fields[1:]:
             index, _, value = field.partition(":")
@@ -78,6 +82,8 @@ def _first_bad_libsvm_line(path):
                 index, value = int(index), float(value)
             except ValueError:
                 return number, f"{field!r} is not index:value with an integer index and a number"
+            if not math.isfinite(value):
+                return number, f"{field!r} is not a finite number"
             if index <= previous:
                 return number, f"feature indices must rise strictly, {index} follows {previous}"
             previous = index
@@ -95,6 +101,33 @@ def _first_non_numeric(frame, header):
             row = int(np.flatnonzero(bad.to_numpy())[0])
             return row + 1 + int(header), column, values.iloc[row]
     return None
+
+
+def _first_non_finite(frame, header):
+    """``(line number, column, value)`` of the first NaN or infinite cell of a numeric frame, or None."""
+    bad = ~np.isfinite(frame.to_numpy(dtype=np.float64))
+    if not bad.any():
+        return None
+    row = int(np.flatnonzero(bad.any(axis=1))[0])
+    column = int(np.flatnonzero(bad[row])[0])
+    return row + 1 + int(header), frame.columns[column], float(frame.iloc[row, column])
+
+
+def _names_the_file(read):
+    """``read(path, *, file_format, ...)`` whose every failure is a :class:`DatasetError` that begins with the path."""
+
+    @functools.wraps(read)
+    def reader(path, *, file_format, **columns):
+        try:
+            return read(path, file_format=file_format, **columns)
+        except DatasetError as error:
+            raise DatasetError(f"{path}: {error}") from None
+        # Parsers fail in format-specific ways (UnicodeDecodeError, ArrowInvalid, BadGzipFile, EOFError, ...).
+        except Exception as error:  # noqa: BLE001 - re-raised with the file the parser's message lacks
+            raise DatasetError(f"{path}: does not read as a {file_format} file: {type(error).__name__}: "
+                               f"{' '.join(str(error).split())[:300]}") from None
+
+    return reader
 
 
 def _read_frame(path, file_format, header):
@@ -129,6 +162,7 @@ def _check_rows(frame):
         raise DatasetError(f"the file holds no rows (columns {list(frame.columns)[:20]})")
 
 
+@_names_the_file
 def read_table(path, *, file_format, target):
     """Numeric features and a regression target from a local file.
 
@@ -150,7 +184,8 @@ def read_table(path, *, file_format, target):
     Raises
     ------
     DatasetError
-        Naming the line of the first value that does not parse, where there is one.
+        Naming the file, and the line and column of the first value that does not parse or is
+        not finite, where there is one.
     """
     if file_format == "libsvm":
         if target not in (0, "label"):
@@ -166,14 +201,19 @@ def read_table(path, *, file_format, target):
     frame = _read_frame(path, file_format, header=header)
     _check_rows(frame)
     name = _column(frame, target, path)
+    line_of = "line" if file_format != "parquet" else "row"
     bad = _first_non_numeric(frame, header and file_format == "csv")
     if bad is not None:
-        where = f"line {bad[0]}" if file_format != "parquet" else f"row {bad[0]}"
-        raise DatasetError(f"{where}, column {bad[1]!r}: {bad[2]!r} is not a number (features and target must be "
-                           f"numeric)")
+        raise DatasetError(f"{line_of} {bad[0]}, column {bad[1]!r}: {bad[2]!r} is not a number (features and target "
+                           f"must be numeric)")
+    bad = _first_non_finite(frame, header and file_format == "csv")
+    if bad is not None:
+        raise DatasetError(f"{line_of} {bad[0]}, column {bad[1]!r}: {bad[2]:g} is not a finite number (features "
+                           f"and target must be finite; an empty cell reads as nan)")
     return frame.drop(columns=[name]).to_numpy(dtype=np.float64), frame[name].to_numpy(dtype=np.float64)
 
 
+@_names_the_file
 def read_text_table(path, *, file_format, text, label):
     """Review texts and integer ratings from a local csv, json-lines or parquet file.
 
@@ -212,18 +252,14 @@ def pd_numeric(values):
 
 
 def _reader_for(name, path, file_format, read):
-    """``read`` whose every failure is a :class:`DatasetError` naming the dataset, its key and its file."""
+    """``read`` (of the cached copy) whose errors also name the dataset, its key and the configured file."""
 
     def reader(local_copy):
-        where = f"dataset {name!r} (datasets.{name}.source.path: {path}, format {file_format})"
         try:
             return read(local_copy)
         except DatasetError as error:
-            raise DatasetError(f"{where}: {error}") from None
-        # Parsers fail in format-specific ways (UnicodeDecodeError, ArrowInvalid, BadGzipFile, EOFError, ...).
-        except Exception as error:  # noqa: BLE001 - re-raised with the context the parser lacks
-            raise DatasetError(f"{where}: does not read as a {file_format} file: {type(error).__name__}: "
-                               f"{' '.join(str(error).split())[:300]}") from error
+            raise DatasetError(f"dataset {name!r} (datasets.{name}.source.path: {path}, format {file_format}): "
+                               f"{error}") from None
 
     return reader
 
