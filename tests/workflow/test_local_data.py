@@ -184,3 +184,63 @@ def test_the_readers_name_the_file_and_line_of_what_does_not_read(tmp_path, fnam
         read(path, **options)
     assert str(error.value).startswith(f"{path}: {complaint}")
     assert "Traceback" not in str(error.value) and error.value.__cause__ is None
+
+
+def write_reviews_with_gaps(path, n=300, missing=(4, 150)):
+    """``write_reviews`` with the records of ``missing`` (0-based) written without a text."""
+    write_reviews(path, n=n)
+    lines = path.read_text().splitlines()
+    for i in missing:
+        record = json.loads(lines[i])
+        del record["body"]
+        lines[i] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _reviews_spec(path, **source):
+    return local_spec("shop", {"path": str(path), "format": "json-lines", "text": "body", "label": "stars", **source})
+
+
+def test_records_without_text_are_refused_by_default_naming_the_option(tmp_path):
+    write_reviews_with_gaps(tmp_path / "r.jsonl")
+    for spec in (_reviews_spec(tmp_path / "r.jsonl"), _reviews_spec(tmp_path / "r.jsonl", empty_text="refuse")):
+        with pytest.raises(DatasetError, match=r"2 of 300 records have no text in column 'body' \(lines 5, 151\).*"
+                                               r"set the source's empty_text to 'drop' or 'keep'"):
+            load_ordinal(spec, cache_dir=tmp_path / "cache", n_svd_components=5)
+
+
+def test_records_without_text_are_dropped_when_declared_and_counted(tmp_path):
+    write_reviews_with_gaps(tmp_path / "r.jsonl")
+    with pytest.warns(UserWarning, match=r"r.jsonl: dropped 2 of 300 records without text in column 'body' "
+                                         r"\(lines 5, 151\)"):
+        texts, stars = read_text_table(tmp_path / "r.jsonl", file_format="json-lines", text="body", label="stars",
+                                       empty_text="drop")
+    assert len(texts) == stars.size == 298 and "" not in texts
+    with pytest.warns(UserWarning, match="dropped 2 of 300"):
+        data = load_ordinal(_reviews_spec(tmp_path / "r.jsonl", empty_text="drop"), cache_dir=tmp_path / "cache",
+                            n_svd_components=5)
+    assert data.X.shape == (298, 5) and data.info["n_rows_raw"] == 298
+    assert data.info["source"]["empty_text"] == {"policy": "drop", "n_records": 2, "lines": [5, 151]}
+
+
+def test_records_without_text_are_kept_as_empty_documents_when_declared(tmp_path):
+    write_reviews_with_gaps(tmp_path / "r.jsonl")
+    texts, stars = read_text_table(tmp_path / "r.jsonl", file_format="json-lines", text="body", label="stars",
+                                   empty_text="keep")
+    assert len(texts) == 300 and texts[4] == texts[150] == "" and stars.size == 300
+    data = load_ordinal(_reviews_spec(tmp_path / "r.jsonl", empty_text="keep"), cache_dir=tmp_path / "cache",
+                        n_svd_components=5)
+    assert data.X.shape == (300, 5)
+    assert data.info["source"]["empty_text"] == {"policy": "keep", "n_records": 2, "lines": [5, 151]}
+    with pytest.warns(UserWarning, match="dropped 2 of 300"):
+        dropped = load_ordinal(_reviews_spec(tmp_path / "r.jsonl", empty_text="drop"),
+                               cache_dir=tmp_path / "cache", n_svd_components=5)
+    assert not dropped.info["cache"]["hit"]  # another policy, other arrays: another cache entry
+
+
+def test_empty_text_is_an_option_of_review_sources_only(tmp_path):
+    with pytest.raises(ValueError, match="datasets.shop.source.empty_text must be one of"):
+        _reviews_spec(tmp_path / "r.jsonl", empty_text="skip")
+    write_csv_gz(tmp_path / "h.csv.gz")
+    with pytest.raises(ValueError, match="datasets.h.source.empty_text applies to review"):
+        local_spec("h", {"path": str(tmp_path / "h.csv.gz"), "format": "csv", "target": "price", "empty_text": "drop"})
