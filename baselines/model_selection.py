@@ -199,7 +199,9 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
         non-separable method and in its per-split sweep (see :class:`Halving`);
         default None, the paper's protocol (every candidate on every fold).
     progress : callable, optional
-        Called with each new candidate's record (stage, parameters, ``cv_auc``) once it is scored.
+        Called with each new candidate's record (stage, parameters, ``cv_auc``) once it is scored,
+        and, as a stage's candidates are scored together at its end, after every fold fitted for
+        them with ``{"stage", "fold", "n_folds", "n_candidates"}`` (no ``cv_auc``).
     memo : ScoreMemo, optional
         Scores of earlier searches of the same problem, reused instead of
         fitting again, and filled with this search's; the table then has
@@ -294,7 +296,11 @@ class _Search:
         alive = fresh
         for n_folds, survivors in rungs:
             for fold in range(n_folds):
-                self._fit_fold(fold, [c for c in alive if fold not in self.fold_aucs(c)])
+                pending = [c for c in alive if fold not in self.fold_aucs(c)]
+                self._fit_fold(fold, pending)
+                if pending and self.progress is not None:
+                    self.progress({"stage": stage, "fold": fold + 1, "n_folds": len(self.folds),
+                                   "n_candidates": len(pending)})
             scored = [self._record(stage, c, n_folds) for c in alive]
             order = sorted(range(len(alive)), key=lambda i: -scored[i]["cv_auc"])  # stable: ties keep their order
             kept = sorted(order[:survivors])
