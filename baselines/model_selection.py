@@ -257,6 +257,14 @@ def _key(params):
     return tuple(sorted((k, tuple(np.atleast_1d(v).tolist())) for k, v in params.items()))
 
 
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 class _Search:
     """Candidates scored fold by fold, each (candidate, fold) fitted once (scores in ``memo``), recorded in ``table``.
 
@@ -276,8 +284,8 @@ class _Search:
         try:
             hash(self.fixed_key)
         except TypeError:
-            raise TypeError(f"fixed_params values must be scalars or arrays (they key the scored candidates), "
-                            f"got {fixed!r}") from None
+            raise TypeError(f"fixed_params values must be scalars or arrays (they key the scored candidates); "
+                            f"{sorted(k for k, v in _key(fixed) if not _hashable(v))} are not") from None
         self.table, self.records, self.fits = [], {}, Counter()
 
     def fold_aucs(self, params):

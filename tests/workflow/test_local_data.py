@@ -244,3 +244,11 @@ def test_empty_text_is_an_option_of_review_sources_only(tmp_path):
     write_csv_gz(tmp_path / "h.csv.gz")
     with pytest.raises(ValueError, match="datasets.h.source.empty_text applies to review"):
         local_spec("h", {"path": str(tmp_path / "h.csv.gz"), "format": "csv", "target": "price", "empty_text": "drop"})
+
+
+def test_a_fractional_rating_is_shown_as_a_plain_number(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"body": "a b", "stars": 1}\n{"body": "c d", "stars": 4.5}\n')
+    with pytest.raises(DatasetError, match=r"line 2, column 'stars': 4.5 is not an integer rating") as error:
+        read_text_table(path, file_format="json-lines", text="body", label="stars")
+    assert "np." not in str(error.value)

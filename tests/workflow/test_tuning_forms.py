@@ -165,6 +165,7 @@ def test_progress_never_counts_past_its_total_in_a_widened_search(tmp_path):
     counts = [tuple(map(int, found)) for found in
               re.findall(r"candidate (\d+) of at most (\d+)", (tmp_path / "logs" / "tune.log").read_text())]
     assert counts and all(done <= total for done, total in counts)
+    assert "np." not in (tmp_path / "logs" / "tune.log").read_text()  # parameters are logged as plain numbers
     assert max(total for _, total in counts) == 19 + 2  # the whole range's candidates, then the split weights
 
 
