@@ -95,9 +95,10 @@ class ConvergedQS3ORAO(QS3ORAO):
         monitor = self.__dict__.pop("_monitor")  # set by _run_length; it holds the training codes
         self.converged_, self.history_ = monitor.converged, monitor.history
         if not self.converged_:
+            history = "; ".join(f"{n}: {risk:.6g}, {change:.3g}" for n, risk, change in self.history_)
             warnings.warn(f"QS3ORAO's training risk still moved by more than tol={self.tol:g} when the iterations "
-                          f"were doubled to {self.n_iter_} (max_iter={self.max_iter}); history {self.history_}",
-                          ConvergenceWarning, stacklevel=2)
+                          f"were doubled to {self.n_iter_} (max_iter={self.max_iter}); history (iterations: risk, "
+                          f"relative change) {history}", ConvergenceWarning, stacklevel=2)
         return self
 
     def _run_length(self, codes, weights):

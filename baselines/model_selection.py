@@ -199,7 +199,9 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
         non-separable method and in its per-split sweep (see :class:`Halving`);
         default None, the paper's protocol (every candidate on every fold).
     progress : callable, optional
-        Called with each new candidate's record (stage, parameters, ``cv_auc``) once it is scored.
+        Called with each new candidate's record (stage, parameters, ``cv_auc``) once it is scored,
+        and, as a stage's candidates are scored together at its end, after every fold fitted for
+        them with ``{"stage", "fold", "n_folds", "n_candidates"}`` (no ``cv_auc``).
     memo : ScoreMemo, optional
         Scores of earlier searches of the same problem, reused instead of
         fitting again, and filled with this search's; the table then has
@@ -255,6 +257,14 @@ def _key(params):
     return tuple(sorted((k, tuple(np.atleast_1d(v).tolist())) for k, v in params.items()))
 
 
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 class _Search:
     """Candidates scored fold by fold, each (candidate, fold) fitted once (scores in ``memo``), recorded in ``table``.
 
@@ -274,8 +284,8 @@ class _Search:
         try:
             hash(self.fixed_key)
         except TypeError:
-            raise TypeError(f"fixed_params values must be scalars or arrays (they key the scored candidates), "
-                            f"got {plain(fixed)}") from None
+            raise TypeError(f"fixed_params values must be scalars or arrays (they key the scored candidates); "
+                            f"{sorted(k for k, v in _key(fixed) if not _hashable(v))} are not") from None
         self.table, self.records, self.fits = [], {}, Counter()
 
     def fold_aucs(self, params):
@@ -294,7 +304,11 @@ class _Search:
         alive = fresh
         for n_folds, survivors in rungs:
             for fold in range(n_folds):
-                self._fit_fold(fold, [c for c in alive if fold not in self.fold_aucs(c)])
+                pending = [c for c in alive if fold not in self.fold_aucs(c)]
+                self._fit_fold(fold, pending)
+                if pending and self.progress is not None:
+                    self.progress({"stage": stage, "fold": fold + 1, "n_folds": len(self.folds),
+                                   "n_candidates": len(pending)})
             scored = [self._record(stage, c, n_folds) for c in alive]
             order = sorted(range(len(alive)), key=lambda i: -scored[i]["cv_auc"])  # stable: ties keep their order
             kept = sorted(order[:survivors])

@@ -85,6 +85,14 @@ def test_reaching_max_iter_unconverged_warns_and_says_so():
     assert not model.converged_ and model.n_iter_ == 200 and len(model.history_) == 2
 
 
+def test_the_unconverged_warning_shows_its_history_as_plain_numbers():
+    X, y = _problem()
+    with pytest.warns(ConvergenceWarning) as caught:
+        ConvergedQS3ORAO(n_iter=50, tol=1e-9, max_iter=200, **PARAMS).fit(X, y)
+    message = str(caught[0].message)
+    assert "np." not in message and "history (iterations: risk, relative change) 100: " in message
+
+
 def test_bad_settings_are_refused_and_the_method_is_registered():
     X, y = _problem()
     with pytest.raises(ValueError, match="max_iter must be at least n_iter"):

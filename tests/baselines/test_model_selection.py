@@ -204,3 +204,12 @@ def test_a_memo_refuses_another_problem_and_must_be_a_memo(problem):
         cross_validate_params("qs3orao", X, y, grid, n_folds=2, fixed_params=QS3_FIXED, memo={})
     with pytest.raises(TypeError, match="fixed_params values must be scalars or arrays"):
         cross_validate_params("qs3orao", X, y, grid, n_folds=2, fixed_params={**QS3_FIXED, "step_offset": {"t0": 1}})
+
+
+def test_a_fixed_parameter_that_cannot_key_a_candidate_is_named_without_numpy_reprs():
+    X = np.random.default_rng(0).uniform(size=(40, 2))
+    y = np.repeat([0, 1, 2, -1], 10)
+    with pytest.raises(TypeError) as error:
+        cross_validate_params("m-samult", X, y, n_folds=2,
+                              fixed_params={"gamma": np.float64(0.5), "memory_budget": {"mb": np.int64(4)}})
+    assert "memory_budget" in str(error.value) and "np." not in str(error.value)

@@ -302,6 +302,15 @@ def test_a_search_logs_every_candidate_with_the_time_left(caplog):
                                        progress=progress)
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == len(result.table) <= candidate_bound(grid, 3)
+    # the clock is read after each of the 2 folds of the stage too (2, 4 s), then for its first candidate (6 s)
     assert lines[0] == (f"candidate 1 of at most {candidate_bound(grid, 3)} (grid stage): cv auc "
-                        f"{result.table[0]['cv_auc']:.4f}; 2 s spent, at most about "
-                        f"{2 * (candidate_bound(grid, 3) - 1)} s left")
+                        f"{result.table[0]['cv_auc']:.4f}; 6 s spent, at most about "
+                        f"{6 * (candidate_bound(grid, 3) - 1)} s left")
+
+
+@pytest.mark.parametrize("policy", ["refuse", "drop", "keep"])
+def test_the_schema_declares_what_to_do_with_records_without_text(policy):
+    config = tiny()
+    config["datasets"]["r"] = {"source": {"path": "r.jsonl", "format": "json-lines", "text": "body",
+                                          "label": "stars", "empty_text": policy}}
+    validated(config)

@@ -1,6 +1,7 @@
 """The configuration's grid forms and the early-stopping option of the tuning."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -153,3 +154,46 @@ def test_a_whole_range_needs_a_declared_range():
     config["methods"]["qs3orao"]["whole_range"] = "lam"
     with pytest.raises(WorkflowError):
         validate(config, str(CONFIGS / "schema.yaml"))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_progress_never_counts_past_its_total_in_a_widened_search(tmp_path):
+    """Every round's total is that round's own bound: a whole range of 19 values, beyond the configured 7."""
+    far = [2.0 ** e for e in range(4, 11)]
+    tune_record(tmp_path, {"staged": {"lam": far}, "split_values": [0.0, 1.0], "per_split": False},
+                grid_range={"lam": [-6, 12]}, whole_range=["lam"])
+    counts = [tuple(map(int, found)) for found in
+              re.findall(r"candidate (\d+) of at most (\d+)", (tmp_path / "logs" / "tune.log").read_text())]
+    assert counts and all(done <= total for done, total in counts)
+    assert "np." not in (tmp_path / "logs" / "tune.log").read_text()  # parameters are logged as plain numbers
+    assert max(total for _, total in counts) == 19 + 2  # the whole range's candidates, then the split weights
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_widen_tolerance_is_recorded_and_stops_the_rounds(tmp_path):
+    far = [2.0 ** e for e in range(4, 11)]  # the search moves down over several rounds from here
+    grid = {"staged": {"lam": far}, "split_values": [0.0, 1.0], "per_split": False}
+    plain = tune_record(tmp_path, grid, grid_range={"lam": [-20, 12]})
+    assert "widen_tolerance" not in plain  # unset: the record keeps its form, the rounds run as before
+    stopped = tune_record(tmp_path, grid, grid_range={"lam": [-20, 12]}, widen_tolerance=1.0)
+    assert stopped["widen_tolerance"] == 1.0 and len(stopped["rounds"]) == 2 < len(plain["rounds"])
+    assert "improves on the previous best by less than widen_tolerance 1" in (tmp_path / "logs" /
+                                                                              "tune.log").read_text()
+
+
+@pytest.mark.parametrize("tolerance", [0.001, None])
+def test_the_schema_takes_a_widen_tolerance(tolerance):
+    config = tiny_config()
+    config["methods"]["qs3orao"].update(grid="registry", grid_range={"lam": [-20, 3]}, widen_tolerance=tolerance)
+    validate(config, str(CONFIGS / "schema.yaml"))
+    config["methods"]["qs3orao"]["widen_tolerance"] = -1
+    with pytest.raises(WorkflowError):
+        validate(config, str(CONFIGS / "schema.yaml"))
+
+
+def test_a_widen_tolerance_needs_a_widened_search():
+    def tolerance_alone(config):
+        config["methods"]["qs3orao"].update(grid="registry", widen_tolerance=0.001)
+    config = tiny_config(tolerance_alone=tolerance_alone)
+    with pytest.raises(ValueError, match="methods.qs3orao.widen_tolerance"):
+        check_methods(config, list(config["datasets"]))

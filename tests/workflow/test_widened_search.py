@@ -1,6 +1,7 @@
 """The widened search of the best-effort protocol: grids extended until no choice sits on an edge."""
 
 import itertools
+import re
 import logging
 from collections import Counter
 from dataclasses import replace
@@ -238,3 +239,35 @@ def test_a_whole_lam_range_is_one_path_per_width_and_fold_and_chooses_as_the_pla
     plain = cross_validate_params("m-samult", X, y, replace(grid, grid={"gamma": (0.5, 2.0), "lam": lams}), n_folds=3)
     assert result.best_params == plain.best_params
     assert result.best_score == pytest.approx(plain.best_score, abs=1e-12)
+
+
+def test_a_widen_tolerance_stops_the_rounds_once_the_best_score_stops_moving():
+    calls = []
+    widened_search(fake_run({"gamma": 0, "lam": -10}, calls), GRID, {"lam": (-20, 3)})
+    # The fake best scores gain 0.033, 0.015, then 0.001 in rounds 2, 3, 4.
+    for tolerance, rounds in ((None, len(calls)), (0.0, len(calls)), (0.02, 3), (1.0, 2)):
+        stopped = []
+        _, _, record = widened_search(fake_run({"gamma": 0, "lam": -10}, stopped), GRID, {"lam": (-20, 3)},
+                                      widen_tolerance=tolerance)
+        assert len(stopped) == len(record) == rounds, tolerance
+    assert len(calls) >= 4
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_progress_reports_each_fold_of_a_long_stage_at_most_every_interval(caplog):
+    """Within a stage, whose candidates are all scored together at its end, a line says which fold of
+    how many is done, when ``interval`` seconds passed since the last line."""
+    X, y = generated_problem()
+    grid = TuningGrid({"gamma": (0.5, 2.0), "lam": (0.5, 1.0)}, "tradeoff", (0.0, 1.0), 0.5, separable=True,
+                      per_split=False)
+    ticks = iter(range(0, 10_000, 20))  # 20 s per clock reading
+    log = logging.getLogger("fold-progress")
+    with caplog.at_level(logging.INFO, logger="fold-progress"):
+        cross_validate_params("m-samult", X, y, grid, n_folds=3,
+                              progress=SearchProgress(log, candidate_bound(grid, 3), clock=lambda: next(ticks),
+                                                      interval=30))
+    lines = [r.getMessage() for r in caplog.records]
+    folds = [line for line in lines if line.startswith("grid stage:")]
+    assert folds and lines.index(folds[0]) < min(i for i, line in enumerate(lines) if line.startswith("candidate"))
+    assert all(re.fullmatch(r"grid stage: fold \d of 3 fitted for 4 candidates; \d+ s spent", line) for line in folds)
+    assert len([line for line in lines if line.startswith("candidate")]) == 4 + 2

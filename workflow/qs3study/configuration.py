@@ -45,7 +45,7 @@ def method_config(config, label):
     dict
         ``method`` (registered name), ``params``, ``grid`` (None for no search), ``grid_range``
         (widened parameters, empty when none), ``whole_range`` (those of them searched on their
-        whole range in every round, empty when none), ``tuned_by`` (the label whose tuned values it
+        whole range in every round, empty when none), ``widen_tolerance`` (or None), ``tuned_by`` (the label whose tuned values it
         takes, or None), ``label``, ``caption``.
     """
     entry = config["methods"][label]
@@ -56,6 +56,7 @@ def method_config(config, label):
         "grid": None if entry["grid"] in NO_GRID else entry["grid"],
         "grid_range": dict(entry.get("grid_range") or {}),
         "whole_range": list(entry.get("whole_range") or []),
+        "widen_tolerance": entry.get("widen_tolerance"),
         "tuned_by": entry.get("tuned_by"),
         "label": entry.get("label", registered.label),
         "caption": entry.get("description", registered.caption),
@@ -281,6 +282,9 @@ def check_methods(config, datasets):
             if name not in accepted or not low < high:
                 raise configuration_error(f"methods.{label}.grid_range.{name}", f"expected a parameter of "
                                           f"{entry['method']!r} and [low, high] with low < high, got {[low, high]}")
+        if entry["widen_tolerance"] is not None and not entry["grid_range"]:
+            raise configuration_error(f"methods.{label}.widen_tolerance", "stops a widened search: it needs a "
+                                      "grid_range")
         undeclared = sorted(set(entry["whole_range"]) - set(entry["grid_range"]))
         if undeclared:
             raise configuration_error(f"methods.{label}.whole_range", f"{undeclared} have no declared range in "

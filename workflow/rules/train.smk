@@ -14,6 +14,7 @@ rule tune:
         grid=lambda wildcards: method_config(config, wildcards.method)["grid"],
         grid_range=lambda wildcards: method_config(config, wildcards.method)["grid_range"],
         whole_range=lambda wildcards: method_config(config, wildcards.method)["whole_range"],
+        widen_tolerance=lambda wildcards: method_config(config, wildcards.method)["widen_tolerance"],
         n_labeled=PROTOCOL["n_labeled"],
         n_unlabeled=size_token(config["tuning"]["n_unlabeled"]),
         n_folds=config["tuning"]["n_folds"],

@@ -40,3 +40,7 @@ class DegenerateBinsError(DatasetError, ValueError):
 
 class UnevenBinsWarning(UserWarning):
     """Ties in a target made the equal-frequency bins differ by more than one row."""
+
+
+class DroppedRecordsWarning(UserWarning):
+    """Records a declared option left out while reading a file (e.g. reviews without text)."""

@@ -61,11 +61,13 @@ def _read(spec, *, cache_dir, mirror, n_samples, random_state):
     if spec.fname is None:
         return spec.reader(None), {"package": spec.description}
     local = fetch_source(spec, cache_dir=cache_dir, mirror=mirror)
-    return spec.reader(local.path), {
+    features, target, *facts = spec.reader(local.path)
+    return (features, target), {
         "file": str(local.path),
         "sha256": local.sha256,
         "origin": local.source,
         "sha256_verified": spec.sha256 is not None,
+        **(facts[0] if facts else {}),
     }
 
 
@@ -133,6 +135,7 @@ def _params(spec, n_bins, dedupe, n_svd_components, n_samples, random_state, fea
     params = {"dataset": spec.name, "dedupe": bool(dedupe), "n_samples": n_samples}
     if spec.source_path is not None:  # a local file may change under the same name
         params["sha256"] = spec.sha256
+    params.update(spec.read_options)
     if spec.output == "regression":
         params["n_bins"] = n_bins
     if spec.output == "reviews":

@@ -15,9 +15,12 @@ Examples
 ('regression', 'houses.csv.gz')
 """
 
+import functools
 import json
+import math
 import shutil
 import tempfile
+import warnings
 from functools import partial
 from pathlib import Path
 
@@ -25,10 +28,10 @@ import numpy as np
 
 from .cache import resolve_cache_dir
 from .download import LocalFile, fetch, sha256_file
-from .errors import ChecksumError, DatasetError
+from .errors import ChecksumError, DatasetError, DroppedRecordsWarning
 from .registry import DatasetSpec
 
-__all__ = ["FORMATS", "local_spec", "fetch_source", "read_table", "read_text_table"]
+__all__ = ["EMPTY_TEXT", "FORMATS", "local_spec", "fetch_source", "read_table", "read_text_table"]
 
 FORMATS = ("csv", "json-lines", "libsvm", "parquet")
 """File formats of a local source."""
@@ -68,9 +71,11 @@ def _first_bad_libsvm_line(path):
         if not fields:
             continue
         try:
-            float(fields[0])
+            label = float(fields[0])
         except ValueError:
             return number, f"label {fields[0]!r} is not a number"
+        if not math.isfinite(label):
+            return number, f"label {fields[0]!r} is not a finite number"
         previous = -1
         for field in fields[1:]:
             index, _, value = field.partition(":")
@@ -78,6 +83,8 @@ def _first_bad_libsvm_line(path):
                 index, value = int(index), float(value)
             except ValueError:
                 return number, f"{field!r} is not index:value with an integer index and a number"
+            if not math.isfinite(value):
+                return number, f"{field!r} is not a finite number"
             if index <= previous:
                 return number, f"feature indices must rise strictly, {index} follows {previous}"
             previous = index
@@ -95,6 +102,33 @@ def _first_non_numeric(frame, header):
             row = int(np.flatnonzero(bad.to_numpy())[0])
             return row + 1 + int(header), column, values.iloc[row]
     return None
+
+
+def _first_non_finite(frame, header):
+    """``(line number, column, value)`` of the first NaN or infinite cell of a numeric frame, or None."""
+    bad = ~np.isfinite(frame.to_numpy(dtype=np.float64))
+    if not bad.any():
+        return None
+    row = int(np.flatnonzero(bad.any(axis=1))[0])
+    column = int(np.flatnonzero(bad[row])[0])
+    return row + 1 + int(header), frame.columns[column], float(frame.iloc[row, column])
+
+
+def _names_the_file(read):
+    """``read(path, *, file_format, ...)`` whose every failure is a :class:`DatasetError` that begins with the path."""
+
+    @functools.wraps(read)
+    def reader(path, *, file_format, **columns):
+        try:
+            return read(path, file_format=file_format, **columns)
+        except DatasetError as error:
+            raise DatasetError(f"{path}: {error}") from None
+        # Parsers fail in format-specific ways (UnicodeDecodeError, ArrowInvalid, BadGzipFile, EOFError, ...).
+        except Exception as error:  # noqa: BLE001 - re-raised with the file the parser's message lacks
+            raise DatasetError(f"{path}: does not read as a {file_format} file: {type(error).__name__}: "
+                               f"{' '.join(str(error).split())[:300]}") from None
+
+    return reader
 
 
 def _read_frame(path, file_format, header):
@@ -129,6 +163,7 @@ def _check_rows(frame):
         raise DatasetError(f"the file holds no rows (columns {list(frame.columns)[:20]})")
 
 
+@_names_the_file
 def read_table(path, *, file_format, target):
     """Numeric features and a regression target from a local file.
 
@@ -150,7 +185,8 @@ def read_table(path, *, file_format, target):
     Raises
     ------
     DatasetError
-        Naming the line of the first value that does not parse, where there is one.
+        Naming the file, and the line and column of the first value that does not parse or is
+        not finite, where there is one.
     """
     if file_format == "libsvm":
         if target not in (0, "label"):
@@ -166,42 +202,94 @@ def read_table(path, *, file_format, target):
     frame = _read_frame(path, file_format, header=header)
     _check_rows(frame)
     name = _column(frame, target, path)
+    line_of = "line" if file_format != "parquet" else "row"
     bad = _first_non_numeric(frame, header and file_format == "csv")
     if bad is not None:
-        where = f"line {bad[0]}" if file_format != "parquet" else f"row {bad[0]}"
-        raise DatasetError(f"{where}, column {bad[1]!r}: {bad[2]!r} is not a number (features and target must be "
-                           f"numeric)")
+        raise DatasetError(f"{line_of} {bad[0]}, column {bad[1]!r}: {bad[2]!r} is not a number (features and target "
+                           f"must be numeric)")
+    bad = _first_non_finite(frame, header and file_format == "csv")
+    if bad is not None:
+        raise DatasetError(f"{line_of} {bad[0]}, column {bad[1]!r}: {bad[2]:g} is not a finite number (features "
+                           f"and target must be finite; an empty cell reads as nan)")
     return frame.drop(columns=[name]).to_numpy(dtype=np.float64), frame[name].to_numpy(dtype=np.float64)
 
 
-def read_text_table(path, *, file_format, text, label):
-    """Review texts and integer ratings from a local csv, json-lines or parquet file.
+#: What a review reader does with records without a text (a null or absent field; in a csv an empty
+#: cell): refuse the file, drop those records, or keep them as empty documents.
+EMPTY_TEXT = ("refuse", "drop", "keep")
 
-    ``text`` and ``label`` are both column names (a csv file then has a header row) or both
-    positions (a csv file then has none). Every record must have a text: a record without
-    one is an error that counts them and names their first lines, not an empty review.
-    """
+#: Lines of records without text named in a message and in the provenance.
+_LINES_SHOWN = 5
+
+
+def _line_list(lines):
+    return f"{', '.join(map(str, lines[:_LINES_SHOWN]))}{', ...' if len(lines) > _LINES_SHOWN else ''}"
+
+
+@_names_the_file
+def _read_reviews(path, *, file_format, text, label, empty_text):
+    """:func:`read_text_table`, and what it did with records without text (a dict, or None when there were none)."""
     if file_format == "libsvm":
         raise DatasetError("reviews need a csv, json-lines or parquet file, not libsvm")
+    if empty_text not in EMPTY_TEXT:
+        raise DatasetError(f"empty_text must be one of {EMPTY_TEXT}, got {empty_text!r}")
     header = isinstance(text, str)
     frame = _read_frame(path, file_format, header=header)
     _check_rows(frame)
     text, label = _column(frame, text, path), _column(frame, label, path)
     first_line = 1 + int(header and file_format == "csv")
     missing = np.flatnonzero(frame[text].isna().to_numpy())
+    empty = None
     if missing.size:
-        raise DatasetError(f"{missing.size} of {len(frame)} records have no text in column {text!r} (lines "
-                           f"{', '.join(str(i + first_line) for i in missing[:5])}{', ...' if missing.size > 5 else ''}); "
-                           f"remove them or give them a text")
+        lines = [int(i) + first_line for i in missing]
+        counted = f"{missing.size} of {len(frame)} records"
+        if empty_text == "refuse":
+            raise DatasetError(f"{counted} have no text in column {text!r} (lines {_line_list(lines)}); remove them "
+                               f"or give them a text, or set the source's empty_text to 'drop' or 'keep'")
+        empty = {"policy": empty_text, "n_records": int(missing.size), "lines": lines[:_LINES_SHOWN]}
+        if empty_text == "drop":
+            warnings.warn(f"{path}: dropped {counted} without text in column {text!r} (lines {_line_list(lines)})",
+                          DroppedRecordsWarning, stacklevel=3)
+            frame = frame.drop(index=frame.index[missing])
+        else:
+            frame[text] = frame[text].fillna("")
     ratings = pd_numeric(frame[label])
     bad = np.flatnonzero(~np.isfinite(ratings) | (ratings != np.round(ratings)))
     if bad.size:
-        raise DatasetError(f"line {bad[0] + first_line}, column {label!r}: {frame[label].iloc[bad[0]]!r} is not an "
-                           f"integer rating")
+        raise DatasetError(f"line {frame.index[bad[0]] + first_line}, column {label!r}: "
+                           f"{_shown(frame[label].iloc[bad[0]])} is not an integer rating")
     if np.unique(ratings).size < 2:
         raise DatasetError(f"every record has the rating {ratings[0]:g} (column {label!r}): an ordinal dataset "
                            f"needs at least two rating values")
-    return frame[text].astype(str).tolist(), ratings.astype(np.int64)
+    return frame[text].astype(str).tolist(), ratings.astype(np.int64), empty
+
+
+def read_text_table(path, *, file_format, text, label, empty_text="refuse"):
+    """Review texts and integer ratings from a local csv, json-lines or parquet file.
+
+    ``text`` and ``label`` are both column names (a csv file then has a header row) or both
+    positions (a csv file then has none). A record without a text (a null or absent field; in a
+    csv an empty cell) is what ``empty_text`` says: an error that counts them and names their
+    first lines (``"refuse"``), left out with a :class:`DroppedRecordsWarning` (``"drop"``), or
+    an empty document (``"keep"``).
+
+    Returns
+    -------
+    texts : list of str
+    ratings : ndarray of int64
+
+    Raises
+    ------
+    DatasetError
+        Naming the file, and the line of the first record that does not read, where there is one.
+    """
+    texts, ratings, _ = _read_reviews(path, file_format=file_format, text=text, label=label, empty_text=empty_text)
+    return texts, ratings
+
+
+def _shown(value):
+    """A cell as a message shows it: a text quoted, a number plain (never a numpy repr)."""
+    return repr(value) if isinstance(value, str) else f"{float(value):g}"
 
 
 def pd_numeric(values):
@@ -212,20 +300,22 @@ def pd_numeric(values):
 
 
 def _reader_for(name, path, file_format, read):
-    """``read`` whose every failure is a :class:`DatasetError` naming the dataset, its key and its file."""
+    """``read`` (of the cached copy) whose errors also name the dataset, its key and the configured file."""
 
     def reader(local_copy):
-        where = f"dataset {name!r} (datasets.{name}.source.path: {path}, format {file_format})"
         try:
             return read(local_copy)
         except DatasetError as error:
-            raise DatasetError(f"{where}: {error}") from None
-        # Parsers fail in format-specific ways (UnicodeDecodeError, ArrowInvalid, BadGzipFile, EOFError, ...).
-        except Exception as error:  # noqa: BLE001 - re-raised with the context the parser lacks
-            raise DatasetError(f"{where}: does not read as a {file_format} file: {type(error).__name__}: "
-                               f"{' '.join(str(error).split())[:300]}") from error
+            raise DatasetError(f"dataset {name!r} (datasets.{name}.source.path: {path}, format {file_format}): "
+                               f"{error}") from None
 
     return reader
+
+
+def _reviews_with_provenance(path, **options):
+    """``(texts, ratings, facts)``: :func:`read_text_table`'s arrays and, for the provenance, its records without text."""
+    texts, ratings, empty = _read_reviews(path, **options)
+    return texts, ratings, {} if empty is None else {"empty_text": empty}
 
 
 def local_spec(name, source, *, sha256=None):
@@ -256,6 +346,11 @@ def local_spec(name, source, *, sha256=None):
         raise ValueError(f"{key} needs either target (regression data) or both text and label (reviews)")
     if "path" not in source:
         raise ValueError(f"{key}.path is required")
+    empty_text = source.get("empty_text", "refuse")
+    if empty_text not in EMPTY_TEXT:
+        raise ValueError(f"{key}.empty_text must be one of {EMPTY_TEXT}, got {empty_text!r}")
+    if "empty_text" in source and not reviews:
+        raise ValueError(f"{key}.empty_text applies to review sources (text and label), not to {key}.target")
     path = Path(source["path"]).expanduser().resolve()
     if sha256 is None:
         if not path.is_file():
@@ -267,13 +362,15 @@ def local_spec(name, source, *, sha256=None):
         if isinstance(source["text"], str) != isinstance(source["label"], str):
             raise ValueError(f"{key}: text and label must both be column names (a file with a header row) or both "
                              f"positions (a file without one), got {source['text']!r} and {source['label']!r}")
-        read = partial(read_text_table, file_format=source["format"], text=source["text"], label=source["label"])
+        read = partial(_reviews_with_provenance, file_format=source["format"], text=source["text"],
+                       label=source["label"], empty_text=empty_text)
     else:
         read = partial(read_table, file_format=source["format"], target=source["target"])
     reader = _reader_for(name, path, source["format"], read)
     return DatasetSpec(name=name, kind="reviews" if reviews else "regression", description=f"local file {path}",
                        fname=path.name, sha256=sha256, source_path=str(path), reader=reader,
-                       notes=f"configured source: {source['format']} file")
+                       notes=f"configured source: {source['format']} file",
+                       read_options=() if empty_text == "refuse" else (("empty_text", empty_text),))
 
 
 def fetch_source(spec, *, cache_dir=None, mirror=None):

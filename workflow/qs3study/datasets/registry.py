@@ -42,7 +42,8 @@ class DatasetSpec:
         Path of the file inside an offline mirror folder, when it differs from
         ``<name>/<fname>`` and ``<fname>``.
     reader : callable or None
-        ``reader(path) -> (X, target) | (texts, ratings) | (X, y)``.
+        ``reader(path) -> (X, target) | (texts, ratings) | (X, y)``, optionally with a third
+        item: a dict of facts about the reading (e.g. records left out) for the provenance.
     generator : callable or None
         For generated data: ``generator(n_samples, random_state=...)``.
     output : {"regression", "reviews", "ordinal"}
@@ -56,6 +57,8 @@ class DatasetSpec:
     source_path : str or None
         A local file named by configuration (:mod:`qs3study.datasets.local`),
         copied into the cache instead of downloaded.
+    read_options : tuple of (str, value) pairs
+        Options of the reader that change what it returns (part of the cache key).
     """
 
     name: str
@@ -73,6 +76,7 @@ class DatasetSpec:
     shape: Optional[tuple] = None
     notes: str = ""
     source_path: Optional[str] = None
+    read_options: tuple = ()
 
     def __post_init__(self):
         if self.kind not in KINDS:

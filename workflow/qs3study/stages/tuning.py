@@ -59,7 +59,7 @@ def _window(centre, low, high, width=WINDOW):
     return list(range(start, min(start + width, high + 1)))
 
 
-def widened_search(run, grid, ranges, *, whole=(), log=None):
+def widened_search(run, grid, ranges, *, whole=(), widen_tolerance=None, log=None):
     """The search of ``grid`` (staged or a plain product) with some parameters over wide ranges of powers of two.
 
     Each parameter of ``ranges`` (name -> ``(low, high)`` exponents) is searched
@@ -73,7 +73,10 @@ def widened_search(run, grid, ranges, *, whole=(), log=None):
     best value is the smallest or largest value searched so far for its
     parameter and the range goes beyond it. So the search stops when no tuned
     value sits on the edge of what was searched, or sits on the declared limit
-    (an edge hit that remains, counted by :func:`qs3study.kernel_width.grid_edges`).
+    (an edge hit that remains, counted by :func:`qs3study.kernel_width.grid_edges`),
+    or, with ``widen_tolerance``, when a round's best cross-validated AUC improves on
+    the best of the rounds before by less than it (an edge hit may then remain, and is
+    counted so).
 
     Parameters
     ----------
@@ -85,6 +88,9 @@ def widened_search(run, grid, ranges, *, whole=(), log=None):
         Parameter -> ``(low, high)``: the declared limits ``2^low .. 2^high``.
     whole : collection of str, default=()
         Parameters of ``ranges`` searched on their whole range from the first round.
+    widen_tolerance : float, optional
+        Least gain in best CV AUC for which a round earns a next one. Default None: rounds run
+        until no value sits on an edge (what the committed reproductions did).
     log : logging.Logger, optional
 
     Returns
@@ -123,8 +129,14 @@ def widened_search(run, grid, ranges, *, whole=(), log=None):
         if log is not None:
             log.info("round %d: %s -> best %s (cv auc %.4f)", len(rounds), rounds[-1]["grid"], result.best_params,
                      result.best_score)
+        gain = None if best is None else result.best_score - best.best_score
         if best is None or result.best_score > best.best_score:
             best = result
+        if gain is not None and widen_tolerance is not None and gain < widen_tolerance:
+            if log is not None:
+                log.info("widening stops: round %d's best cv auc %.4f improves on the previous best by less than "
+                         "widen_tolerance %g", len(rounds), result.best_score, widen_tolerance)
+            break
         moved = False
         for name, (low, high) in ranges.items():
             if name in whole:
@@ -153,26 +165,39 @@ def candidate_bound(grid, n_classes):
 class SearchProgress:
     """Logs every scored candidate with the time spent and an estimate of the time left.
 
+    A stage's candidates are scored together once every fold is fitted, so between
+    candidate lines the folds fitted are logged too, at most every ``interval`` seconds.
+
     Parameters
     ----------
     log : logging.Logger
     bound : int
-        Most candidates the search scores (:func:`candidate_bound`); the estimate assumes every
-        candidate left costs the mean of the candidates fitted so far (a candidate whose scores a
-        :class:`baselines.model_selection.ScoreMemo` gave, ``fitted_folds`` 0, costs nothing and is
-        left out of that mean), so it is an upper bound's estimate.
+        Most candidates the search scores (:func:`candidate_bound` of the grid it searches); the
+        estimate assumes every candidate left costs the mean of the candidates fitted so far (a
+        candidate whose scores a :class:`baselines.model_selection.ScoreMemo` gave, ``fitted_folds``
+        0, costs nothing and is left out of that mean), so it is an upper bound's estimate.
     clock : callable, default=time.perf_counter
+    interval : float, default=30
+        Seconds since the last line after which a fitted fold is logged.
     """
 
-    def __init__(self, log, bound, clock=time.perf_counter):
-        self.log, self.bound, self.clock = log, bound, clock
+    def __init__(self, log, bound, clock=time.perf_counter, interval=30.0):
+        self.log, self.bound, self.clock, self.interval = log, bound, clock, interval
         self.start, self.done, self.fitted = clock(), 0, 0
+        self.last_line = self.start
 
     def __call__(self, record):
+        now = self.clock()
+        if "cv_auc" not in record:  # a fold fitted for the stage's candidates
+            if now - self.last_line >= self.interval:
+                self.last_line = now
+                self.log.info("%s stage: fold %d of %d fitted for %d candidates; %.0f s spent", record["stage"],
+                              record["fold"], record["n_folds"], record["n_candidates"], now - self.start)
+            return
         reused = record.get("fitted_folds") == 0
         self.done += 1
         self.fitted += not reused
-        elapsed = self.clock() - self.start
+        elapsed, self.last_line = now - self.start, now
         left = elapsed / max(self.fitted, 1) * max(self.bound - self.done, 0)
         self.log.info("candidate %d of at most %d (%s stage%s): cv auc %.4f; %.0f s spent, at most about %.0f s left",
                       self.done, self.bound, record["stage"], ", scores reused" if reused else "", record["cv_auc"],
@@ -186,7 +211,7 @@ def tune_job(smk):
     of the trial's unlabeled pool (the split function nests pools, so they are
     a subset of every larger pool of the same trial). Writes the best
     parameters and the whole search record (``search``: one row per candidate; for a widened
-    search, ``grid_range`` (and ``whole_range`` when set), every round's candidates with their ``round`` and ``fitted_folds``:
+    search, ``grid_range`` (and ``whole_range``, ``widen_tolerance`` when set), every round's candidates with their ``round`` and ``fitted_folds``:
     the rounds share a :class:`baselines.model_selection.ScoreMemo`, so a candidate an earlier
     round scored is not fitted again and says so with 0). A search that cannot run (a fold
     without both sides of a split, a fit over the memory budget) is recorded
@@ -212,6 +237,7 @@ def tune_job(smk):
     grid = resolve_grid(spec["method"], smk.params.grid)
     ranges = smk.params.get("grid_range") or {}
     whole = list(smk.params.get("whole_range") or [])
+    widen_tolerance = smk.params.get("widen_tolerance")
     early_stopping = halving(smk.params.early_stopping)
     kernel_width = smk.params.kernel_width
     scale = gamma_scale(kernel_width, X[split.labeled_mask], seed=seed)
@@ -227,16 +253,17 @@ def tune_job(smk):
               "status": "ok", "reason": "", "best_params": {}, "best_score": None, "grid_edges": [], "search": []}
     if whole:  # only then: the records of a search without one keep the form they had before the option
         record["whole_range"] = whole
+    if widen_tolerance is not None:  # likewise
+        record["widen_tolerance"] = widen_tolerance
     start = time.perf_counter()
     with limit_threads(smk.threads):
         try:
-            bound = candidate_bound(grid, np.unique(split.y_train[split.labeled_mask]).size)
-            log.info("up to %d candidates x %d folds%s", bound, smk.params.n_folds,
-                     " per round" if ranges else "")
-
+            n_classes = np.unique(split.y_train[split.labeled_mask]).size
             memo = ScoreMemo() if ranges else None
 
-            def run(candidates):
+            def run(candidates):  # a widened round searches other values, as many or more: its own bound
+                bound = candidate_bound(candidates, n_classes)
+                log.info("up to %d candidates x %d folds", bound, smk.params.n_folds)
                 result = cross_validate_params(spec["method"], X, split.y_train, scaled_grid(candidates, scale),
                                                n_folds=smk.params.n_folds, random_state=seed, fixed_params=fixed,
                                                halving=early_stopping,
@@ -251,7 +278,8 @@ def tune_job(smk):
                     tables.append(result.table)
                     return CVResult(relative, result.best_score, result.table)
 
-                result, searched, rounds = widened_search(run_round, grid, ranges, whole=whole, log=log)
+                result, searched, rounds = widened_search(run_round, grid, ranges, whole=whole,
+                                                          widen_tolerance=widen_tolerance, log=log)
                 best = result.best_params
                 record["rounds"] = rounds
                 table = [{"round": i, **row} for i, rows in enumerate(tables, 1) for row in rows]
