@@ -174,7 +174,8 @@ def energy_class_prior(X_positive, X_negative, X_unlabeled):
     >>> round(energy_class_prior(pos, neg, unl), 1)
     0.3
     """
-    parts = [check_features(A, name=name) for A, name in
+    # split_priors divides the rows by their largest value itself: any finite scale is fine here.
+    parts = [check_features(A, name=name, distances=False) for A, name in
              ((X_positive, "X_positive"), (X_negative, "X_negative"), (X_unlabeled, "X_unlabeled"))]
     codes = np.concatenate([np.full(len(parts[0]), 1), np.full(len(parts[1]), 0), np.full(len(parts[2]), UNLABELED)])
     return float(split_priors(np.vstack(parts), codes, 2)[0])

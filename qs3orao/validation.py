@@ -36,7 +36,7 @@ def _python(value):
     return value
 
 
-def check_features(X, *, name="X"):
+def check_features(X, *, name="X", distances=True):
     """Return ``X`` as a finite float64 matrix.
 
     Parameters
@@ -44,6 +44,10 @@ def check_features(X, *, name="X"):
     X : array-like of shape (n_samples, n_features)
     name : str
         Argument name used in error messages.
+    distances : bool
+        Also refuse an ``X`` whose squared distances between rows overflow
+        float64 (:func:`check_distance_range`); false for a caller that
+        rescales ``X`` itself.
 
     Returns
     -------
@@ -67,7 +71,8 @@ def check_features(X, *, name="X"):
         raise ValueError(f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
     if not np.isfinite(X).all():
         raise ValueError(f"{name} contains NaN or infinity")
-    check_distance_range(X, name)
+    if distances:
+        check_distance_range(X, name)
     return X
 
 
