@@ -189,8 +189,19 @@ def pilot_costs(results, tune_cpu, config, pilot, own_cpu=None):
     -------
     dict
         Dataset -> ``{"tune": s, "comparison": s, "sweep": s}``.
+
+    Raises
+    ------
+    ValueError
+        If the pilot or a dataset of ``config`` has no row count in :data:`DOCUMENTED_ROWS` (a local
+        dataset, say), or the results hold no rows of the pilot.
     """
     protocol, sweep = config["protocol"], config["sweep"]
+    undocumented = sorted({pilot, *config["datasets"]} - set(DOCUMENTED_ROWS))
+    if undocumented:
+        raise ValueError(f"datasets {', '.join(map(repr, undocumented))} have no documented row count "
+                         f"(DOCUMENTED_ROWS: {', '.join(DOCUMENTED_ROWS)}): the pilot estimate extrapolates by "
+                         "their pools, so cost a configuration of those datasets, with a pilot on one of them")
     rows = results[results["dataset"] == pilot]
     if rows.empty:
         raise ValueError(f"the pilot results hold no rows of {pilot!r}")
@@ -342,7 +353,10 @@ def main():
                         help="the figures folder of a finished one-dataset run of the configuration to cost")
     args = parser.parse_args()
     if args.pilot is not None:
-        report_pilot(args.pilot, args.cores)
+        try:
+            report_pilot(args.pilot, args.cores)
+        except ValueError as error:
+            raise SystemExit(f"pilot {args.pilot}: {error}") from None
         return
     config = yaml.safe_load(Path(args.config).read_text())
     schema_defaults = {"params": {}, "grid": None}

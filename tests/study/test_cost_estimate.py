@@ -152,3 +152,12 @@ def test_a_pilot_without_the_jobs_own_cpu_times_is_refused(tmp_path):
     figures = _pilot_clone(tmp_path, {"fast": [{"job_cpu_s": 40.0}, {"time": 55.0}]})
     with pytest.raises(ValueError, match="1 jobs of the pilot .* did not record their CPU time"):
         cost.read_pilot(figures)
+
+
+def test_a_pilot_on_a_dataset_without_a_documented_row_count_is_refused_by_name():
+    results = _pilot_results().assign(dataset="houses")
+    with pytest.raises(ValueError, match="'houses'.*row count"):
+        cost.pilot_costs(results, {}, {**PILOT_CONFIG, "datasets": {"houses": {}}}, "houses")
+    with pytest.raises(ValueError, match="'houses'"):
+        cost.pilot_costs(_pilot_results(), {}, {**PILOT_CONFIG, "datasets": {"uci_bike": {}, "houses": {}}},
+                         "uci_bike")

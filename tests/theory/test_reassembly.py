@@ -32,3 +32,32 @@ def test_reassembly_names_a_missing_tidy_file(tmp_path):
     result = subprocess.run([sys.executable, "-m", "qs3study.claims", "--out", str(tmp_path / "o"),
                              "--data", str(tmp_path)], capture_output=True, text=True, env=env)
     assert result.returncode != 0 and "convergence.csv" in result.stderr
+
+
+def _claims(*args):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-m", "qs3study.claims", *map(str, args)], capture_output=True, text=True,
+                          env=env)
+
+
+def test_reassembly_refuses_a_folder_holding_files_it_did_not_write(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "summary.csv").write_text("my own summary\n")
+    (out / "manifest.json").write_text('{"mine": true}\n')
+    (out / "notes.txt").write_text("not one of its names\n")
+    result = _claims("--out", out)
+    assert result.returncode != 0 and "summary.csv" in result.stderr and "manifest.json" in result.stderr
+    assert "Traceback" not in result.stderr and "notes.txt" not in result.stderr
+    assert (out / "summary.csv").read_text() == "my own summary\n" and len(list(out.iterdir())) == 3
+
+
+def test_reassembly_names_a_truncated_tidy_file_and_its_missing_columns(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    for path in COMMITTED.glob("*.csv"):
+        (data / path.name).write_bytes(path.read_bytes())
+    (data / "problems.csv").write_text("instance,lam,n,fstar_norm\n")
+    result = _claims("--out", tmp_path / "o", "--data", data)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "problems.csv" in result.stderr and "curvature" in result.stderr and len(result.stderr) < 500

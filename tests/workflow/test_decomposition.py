@@ -55,4 +55,50 @@ def test_missing_reference_is_refused_and_the_command_writes_three_files(tmp_pat
     assert main([str(tmp_path / "paper.csv"), str(tmp_path / "best.csv"), "--protocol", "paper",
                  "--out", str(tmp_path / "out")]) == 0
     assert {p.name for p in (tmp_path / "out").iterdir()} == {"decomposition.csv", "decomposition_trials.csv",
-                                                              "decomposition.md"}
+                                                              "decomposition.md", "decomposition.json"}
+
+
+def _write(tmp_path, name, table):
+    table.to_csv(tmp_path / name, index=False)
+    return str(tmp_path / name)
+
+
+def test_the_same_table_twice_is_refused():
+    with pytest.raises(ValueError, match="same table"):
+        trial_decomposition(_table(PAPER), _table(PAPER), "paper")
+
+
+def test_tables_sharing_no_trial_are_refused_naming_what_did_not_match():
+    best = _table(BEST).assign(dataset=lambda t: t["dataset"] + "-other")
+    with pytest.raises(ValueError, match=r"no trial.*a-other"):
+        trial_decomposition(_table(PAPER), best, "paper")
+
+
+@pytest.mark.parametrize("damage", ["no comparison column", "ragged"])
+def test_a_malformed_table_is_named_with_what_is_wrong(tmp_path, capsys, damage):
+    paper = _write(tmp_path, "paper.csv", _table(PAPER))
+    if damage == "ragged":
+        with open(paper, "a") as handle:
+            handle.write("a,qs3orao,1,True,ok,0.5,extra,fields\n")
+    else:
+        _write(tmp_path, "paper.csv", _table(PAPER).drop(columns="comparison"))
+    assert main([paper, _write(tmp_path, "best.csv", _table(BEST)), "--protocol", "paper",
+                 "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert "paper.csv" in err and ("comparison" in err or damage == "ragged") and len(err.strip().splitlines()) == 1
+
+
+def test_the_command_never_overwrites_a_file_it_did_not_write(tmp_path, capsys):
+    paper, best = _write(tmp_path, "paper.csv", _table(PAPER)), _write(tmp_path, "best.csv", _table(BEST))
+    out = tmp_path / "figures"
+    out.mkdir()
+    (out / "results.csv").write_text("the run's own table")  # the protocol's figures folder holds other files
+    args = [paper, best, "--protocol", "paper", "--out", str(out)]
+    assert main(args) == 0
+    assert main(args) == 0  # rerun into its own outputs
+    assert main([paper, best, "--protocol", "best", "--out", str(out)]) == 0  # new content, its own files
+    assert (out / "results.csv").read_text() == "the run's own table"
+    (out / "decomposition.json").unlink()  # the user's decomposition.md, say, is no longer known as its own
+    (out / "decomposition.md").write_text("a user's notes")
+    assert main(args) == 1 and "decomposition.md" in capsys.readouterr().err
+    assert (out / "decomposition.md").read_text() == "a user's notes"

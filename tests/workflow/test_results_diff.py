@@ -59,3 +59,19 @@ def test_the_command_reads_the_csv_files_and_exits_1_on_a_difference(tmp_path, c
     changed.to_csv(rerun, index=False)
     assert main([str(rerun), str(committed)]) == 1
     assert "NOT reproduced" in capsys.readouterr().out
+
+
+def test_an_empty_rerun_or_one_sharing_no_dataset_is_refused():
+    with pytest.raises(ValueError, match="no rows"):
+        results_diff(_table().iloc[:0], _table())
+    with pytest.raises(ValueError, match=r"no dataset.*\bc\b"):
+        results_diff(_table(["c"]), _table())
+
+
+def test_the_command_refuses_an_empty_rerun_in_one_line(tmp_path, capsys):
+    committed, rerun = tmp_path / "committed.csv", tmp_path / "rerun.csv"
+    _table().to_csv(committed, index=False)
+    _table().iloc[:0].to_csv(rerun, index=False)
+    assert main([str(rerun), str(committed)]) == 1
+    out = capsys.readouterr()
+    assert "reproduced bit for bit" not in out.out and "rerun.csv" in out.err

@@ -2,6 +2,7 @@
 
 import base64
 import io
+import json
 import os
 import shutil
 import tarfile
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 
 from qs3study.stages import tables
+from qs3study.datasets.download import sha256_file
 from qs3study.tools import run_archive
 from qs3study.files import read_json
 
@@ -152,3 +154,139 @@ def test_a_run_saved_restored_elsewhere_and_resumed_reruns_only_its_unfinished_j
     pd.testing.assert_frame_equal(deterministic(resumed), deterministic(reference))
     manifest = read_json(next((second / "figures").rglob("manifest.json")))
     assert len(manifest["restored"]) == 1 and manifest["restored"][0]["n_files"] > 0
+
+
+def rewritten(archive, change):
+    """Rewrite ``archive`` member by member: ``change(name, payload, manifest)`` returns the new list of
+    ``(TarInfo, payload)`` for a member (the manifest, already parsed, may be edited in place)."""
+    with tarfile.open(archive) as tar:
+        members = [(member, tar.extractfile(member).read()) for member in tar.getmembers()]
+    manifest = json.loads(members[0][1])
+    body = [new for member, payload in members[1:] for new in change(member, payload, manifest)]
+    payload = json.dumps(manifest).encode()
+    info = tarfile.TarInfo(run_archive.MANIFEST_MEMBER)
+    info.size = len(payload)
+    with tarfile.open(archive, "w:gz") as tar:
+        for member, data in [(info, payload), *body]:
+            tar.addfile(member, io.BytesIO(data) if member.isfile() else None)
+
+
+def listing(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_restore_refuses_an_archive_whose_gzip_check_fails_and_writes_nothing(run_dir, tmp_path):
+    root, config = run_dir
+    run_archive.save(tmp_path / "a.tar.gz", [config], root)
+    data = bytearray((tmp_path / "a.tar.gz").read_bytes())
+    data[-8] ^= 0x01  # one bit of the gzip trailer's CRC-32
+    (tmp_path / "a.tar.gz").write_bytes(bytes(data))
+    target = fresh(tmp_path)
+    before = listing(target)
+    with pytest.raises(ValueError, match=r"a\.tar\.gz.*CRC"):
+        run_archive.restore(tmp_path / "a.tar.gz", [config], target)
+    assert listing(target) == before
+
+
+def test_restore_refuses_a_member_whose_checksum_differs(run_dir, tmp_path):
+    root, config = run_dir
+    run_archive.save(tmp_path / "a.tar.gz", [config], root)
+
+    def tamper(member, payload, manifest):
+        if member.name == "results/tuning/d/m/trial0.json":
+            payload = b"[]"
+            member.size = len(payload)
+        return [(member, payload)]
+
+    rewritten(tmp_path / "a.tar.gz", tamper)
+    target = fresh(tmp_path)
+    before = listing(target)
+    with pytest.raises(ValueError, match="results/tuning/d/m/trial0.json.*checksum"):
+        run_archive.restore(tmp_path / "a.tar.gz", [config], target)
+    assert listing(target) == before
+
+
+@pytest.mark.parametrize("bad", ["traversal", "absolute", "outside link", "device"])
+def test_restore_refuses_an_unsafe_member_listed_last_before_writing_anything(run_dir, tmp_path, bad):
+    root, config = run_dir
+    run_archive.save(tmp_path / "a.tar.gz", [config], root)
+    name = {"traversal": "results/../../evil.json", "absolute": "/tmp/evil.json", "outside link": "results/link",
+            "device": "results/dev"}[bad]
+
+    def append(member, payload, manifest):
+        if member.name != sorted(manifest["files"])[-1]:
+            return [(member, payload)]
+        evil = tarfile.TarInfo(name)
+        if bad == "outside link":
+            evil.type, evil.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        elif bad == "device":
+            evil.type = tarfile.CHRTYPE
+        else:
+            evil.size = 2
+        manifest["files"].append(name)
+        manifest.setdefault("sha256", {})[name] = "0" * 64
+        return [(member, payload), (evil, b"{}")]
+
+    rewritten(tmp_path / "a.tar.gz", append)
+    target = fresh(tmp_path)
+    before = listing(target)
+    with pytest.raises(ValueError, match=name.lstrip("/").split("/")[-1]):
+        run_archive.restore(tmp_path / "a.tar.gz", [config], target)
+    assert listing(target) == before  # no good file written, no restore record
+    assert not (tmp_path / "evil.json").exists()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not gzip", "no manifest", "manifest not json",
+                                    "manifest lacks keys"])
+def test_a_damaged_archive_is_named_in_a_one_line_error(run_dir, tmp_path, capsys, damage):
+    root, config = run_dir
+    archive = tmp_path / "a.tar.gz"
+    run_archive.save(archive, [config], root)
+    data = archive.read_bytes()
+    if damage == "truncated":
+        archive.write_bytes(data[:len(data) // 2])
+    elif damage == "not gzip":
+        archive.write_bytes(b"not an archive")
+    else:
+        with tarfile.open(archive) as tar:
+            members = [(m, tar.extractfile(m).read()) for m in tar.getmembers()]
+        with tarfile.open(archive, "w:gz") as tar:
+            for member, payload in members:
+                if member.name == run_archive.MANIFEST_MEMBER and damage != "no manifest":
+                    payload = b"{not json" if damage == "manifest not json" else b"{}"
+                    member.size = len(payload)
+                if member.name != run_archive.MANIFEST_MEMBER or damage != "no manifest":
+                    tar.addfile(member, io.BytesIO(payload))
+    target = fresh(tmp_path)
+    before = listing(target)
+    with pytest.raises(ValueError, match=r"a\.tar\.gz"):
+        run_archive.restore(archive, [config], target)
+    assert listing(target) == before
+    assert run_archive.main(["restore", str(archive), "--configfile", str(config), "--directory", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert "a.tar.gz" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_an_archive_without_checksums_is_refused_unless_restored_unverified(run_dir, tmp_path):
+    root, config = run_dir
+    run_archive.save(tmp_path / "a.tar.gz", [config], root)
+
+    def legacy(member, payload, manifest):
+        manifest.pop("sha256", None)
+        return [(member, payload)]
+
+    rewritten(tmp_path / "a.tar.gz", legacy)
+    target = fresh(tmp_path)
+    with pytest.raises(ValueError, match=r"a\.tar\.gz.*no checksums.*--unverified"):
+        run_archive.restore(tmp_path / "a.tar.gz", [config], target)
+    assert not (target / "results" / "restored").exists()
+    record = run_archive.restore(tmp_path / "a.tar.gz", [config], target, unverified=True)
+    assert record["n_files"] == len(FINISHED) and record["unverified"]
+    assert (target / "results/tuning/d/m/trial0.json").read_text() == "{}"
+
+
+def test_save_records_every_members_checksum(run_dir, tmp_path):
+    root, config = run_dir
+    manifest = run_archive.save(tmp_path / "a.tar.gz", [config], root)
+    assert sorted(manifest["sha256"]) == FINISHED
+    assert manifest["sha256"]["results/tuning/d/m/trial0.json"] == sha256_file(root / "results/tuning/d/m/trial0.json")

@@ -1,4 +1,9 @@
-"""The study's one way of writing a file: atomically, through :func:`atomic_path`, and reading it back."""
+"""The study's one way of writing a file: atomically, through :func:`atomic_path`, and reading it back.
+
+A command-line tool writing into a folder records the files it wrote
+(an ``"outputs"`` map in its own JSON record there) and never overwrites another
+(:func:`refuse_foreign_files`); tables it reads are checked by :func:`read_columns`.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,10 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 __all__ = ["atomic_path", "write_text", "write_json", "read_json", "write_csv", "write_frame", "save_array",
-           "save_figure"]
+           "save_figure", "read_columns", "refuse_foreign_files"]
 
 
 def atomic_path(path, suffix=None):
@@ -100,3 +106,50 @@ def save_array(path, array):
     """``np.save`` through :func:`atomic_path`."""
     with atomic_path(path) as tmp, open(tmp, "wb") as handle:
         np.save(handle, array, allow_pickle=False)
+
+
+def read_columns(path, columns, reader=pd.read_csv):
+    """Read the CSV table ``path`` with ``reader``, refusing one that cannot be parsed or lacks ``columns``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``path`` and what is wrong with it (the parser's complaint, or the missing columns).
+    """
+    try:
+        table = reader(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not a readable CSV table: {str(error).strip()}") from None
+    missing = [column for column in columns if column not in table.columns]
+    if missing:
+        raise ValueError(f"{path} lacks the columns {', '.join(missing)} (truncated, or not the expected table?)")
+    return table
+
+
+def _recorded_names(record):
+    """Names of the files the tool's JSON ``record`` lists under ``"outputs"``, itself included; empty if none."""
+    try:
+        outputs = json.loads(Path(record).read_text()).get("outputs")
+    except (OSError, ValueError, AttributeError):
+        return set()
+    return {Path(path).name for path in outputs} | {Path(record).name} if isinstance(outputs, dict) else set()
+
+
+def refuse_foreign_files(folder, names, record, contents=None):
+    """Refuse to write ``names`` into ``folder`` where one exists that the tool did not write.
+
+    A file counts as the tool's own when its JSON ``record`` in ``folder``
+    (an ``"outputs"`` map, paths or names) lists it, or when it already holds
+    exactly the bytes ``contents`` gives for it (overwriting loses nothing).
+
+    Raises
+    ------
+    FileExistsError
+        Naming the files that would be overwritten.
+    """
+    own, contents = _recorded_names(Path(folder, record)), contents or {}
+    foreign = sorted(name for name in names if Path(folder, name).exists() and name not in own
+                     and not (name in contents and Path(folder, name).read_bytes() == contents[name]))
+    if foreign:
+        raise FileExistsError(f"{folder} holds {', '.join(foreign)}, not written by this tool (not listed in its "
+                              f"record {record}): move them away or choose another output folder")

@@ -17,16 +17,24 @@ import sys
 import time
 from pathlib import Path
 
+from qs3study.files import read_columns, refuse_foreign_files
+from qs3study.theory.convergence import RECORD_COLUMNS
+
 from .assemble import assemble_ledger, draw_figures, empirical_inputs, figure_names
 from .design import load_design
 from .manifest import theory_manifest, write_manifest
+from .studies import RATE_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[3]
 DESIGN = "workflow/config/theory.yaml"
 DATA = "figures/theory"
-#: The studies' tidy data the assembly reads.
-TIDY = ("convergence.csv", "problems.csv", "rate.csv", "huber.csv", "huber_problems.csv", "offset_data.csv",
-        "complexity.csv")
+_SETTING = ("instance", "lam", "theta_lam", "theta", "batch_size", "n_components", "schedule", "step_offset")
+_PROBLEM = ("instance", "lam", "n", "fstar_norm", "curvature", "M1", "M", "L", "initial_error", "initial_error_max")
+#: The studies' tidy data the assembly reads, and the columns each must hold.
+TIDY = {"convergence.csv": (*_SETTING, *RECORD_COLUMNS), "problems.csv": _PROBLEM,
+        "rate.csv": (*_SETTING, "seed", "t", *RATE_COLUMNS), "huber.csv": (*_SETTING, "huber_delta", *RECORD_COLUMNS),
+        "huber_problems.csv": (*_PROBLEM, "gradient_norm"), "offset_data.csv": (*_SETTING, *RECORD_COLUMNS),
+        "complexity.csv": ("sweep", "size_name", "size", "quantity", "repeat", "value")}
 STAGE = "assembly only: ledger, summary, figures from the committed tidy data (no study rerun)"
 
 
@@ -37,6 +45,16 @@ def reassemble(out, *, design=DESIGN, data=DATA, progress=None):
     -------
     list of str
         The files written (absolute paths), the manifest last.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a tidy file is missing.
+    ValueError
+        If a tidy file cannot be parsed or lacks a column the assembly reads.
+    FileExistsError
+        If ``out`` holds a file of an output's name that its manifest does not list (not written by
+        the assembly or the theory run): nothing is written then.
     """
     out = os.path.abspath(out)
     say = progress or (lambda message: None)
@@ -44,19 +62,24 @@ def reassemble(out, *, design=DESIGN, data=DATA, progress=None):
     os.chdir(ROOT)
     try:
         spec = load_design(design)
-        os.makedirs(out, exist_ok=True)
-        for name in TIDY:
+        for name, columns in TIDY.items():
             source = os.path.join(data, name)
             if not os.path.isfile(source):
                 raise FileNotFoundError(f"data: missing tidy file {source!r} (expected {', '.join(TIDY)})")
+            read_columns(source, columns)
+        summaries = ("claims_ledger.md", "claims_ledger.csv", "summary.csv", "rate_summary.csv", "huber_summary.csv",
+                     "offset_data_summary.csv")
+        figures = [f"{name}.{ext}" for name in figure_names(spec) for ext in ("png", "pdf")]
+        refuse_foreign_files(out, [*TIDY, *summaries, *figures, "manifest.json"], "manifest.json")
+        os.makedirs(out, exist_ok=True)
+        for name in TIDY:
+            source = os.path.join(data, name)
             if os.path.abspath(source) != os.path.join(out, name):
                 shutil.copyfile(source, os.path.join(out, name))
         tidy = {name.removesuffix(".csv"): os.path.join(out, name) for name in TIDY}
         tables, configurations = empirical_inputs(spec)
         say("ledger: deterministic checks and the studies' summaries")
-        paths = {name: os.path.join(out, name)
-                 for name in ("claims_ledger.md", "claims_ledger.csv", "summary.csv", "rate_summary.csv",
-                              "huber_summary.csv", "offset_data_summary.csv")}
+        paths = {name: os.path.join(out, name) for name in summaries}
         assemble_ledger(design=design, **tidy, results_tables=tables,
                         results_configurations=configurations, md=paths["claims_ledger.md"],
                         csv=paths["claims_ledger.csv"], summary=paths["summary.csv"],
@@ -85,8 +108,12 @@ def main(argv=None):
     parser.add_argument("--data", default=DATA, help=f"folder of the committed tidy data (default {DATA})")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    written = reassemble(args.out, design=args.design, data=args.data,
-                         progress=lambda message: print(message, file=sys.stderr, flush=True))
+    try:
+        written = reassemble(args.out, design=args.design, data=args.data,
+                             progress=lambda message: print(message, file=sys.stderr, flush=True))
+    except (ValueError, OSError) as error:
+        print(f"python -m qs3study.claims: {error}", file=sys.stderr)
+        return 1
     print(f"{len(written)} files in {os.path.abspath(args.out)} ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
     return 0
 

@@ -24,6 +24,7 @@ priors): its grids and, on a dataset whose features it scales differently
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 from pathlib import Path
 
@@ -31,7 +32,7 @@ import pandas as pd
 
 from baselines.registry import METHODS as REGISTRY
 
-from qs3study.files import atomic_path
+from qs3study.files import atomic_path, read_columns, refuse_foreign_files, write_json
 from qs3study.stages.tables import comparison_auc, read_results
 
 __all__ = ["OURS", "EXACT_REFERENCE", "BASELINES", "PARTS", "PROTOCOLS", "trial_decomposition",
@@ -43,6 +44,10 @@ BASELINES = tuple(m.name for m in REGISTRY.values() if m.role == "paper" and m.n
 """The paper's exact baselines (its methods other than QS3ORAO, by the registry's roles)."""
 PARTS = ("optimisation", "grid", "objective")
 PROTOCOLS = ("paper", "best")
+#: The columns of a results table the decomposition reads.
+READ_COLUMNS = ("dataset", "method", "trial", "comparison", "status", "auc")
+#: The decomposition's record in its output folder: the files it wrote there (it overwrites no other).
+RECORD = "decomposition.json"
 
 
 def trial_decomposition(paper, best, protocol):
@@ -59,9 +64,17 @@ def trial_decomposition(paper, best, protocol):
     pandas.DataFrame
         ``dataset, trial, baseline, ours, f_star, f_star_best, baseline_auc, total`` and :data:`PARTS`;
         only trials where all four values exist.
+
+    Raises
+    ------
+    ValueError
+        If the two tables are the same, one lacks QS3ORAO or f* at the comparison size, or no trial
+        has all four values.
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+    if paper.equals(best):
+        raise ValueError("the paper and best-effort tables are the same table: give each protocol's results.csv")
     own, other = comparison_auc(paper), comparison_auc(best)
     if protocol == "best":
         own, other = other, own
@@ -82,6 +95,11 @@ def trial_decomposition(paper, best, protocol):
                          "f_star": r["f_star"], "f_star_best": r["f_star_best"], "baseline_auc": r["baseline_auc"],
                          "total": r["baseline_auc"] - r["ours"], "optimisation": r["f_star"] - r["ours"],
                          "grid": r["f_star_best"] - r["f_star"], "objective": r["baseline_auc"] - r["f_star_best"]})
+    if not rows:
+        raise ValueError(f"no trial of the {protocol} table ({', '.join(map(str, own.index.unique('dataset')))}) "
+                         f"has QS3ORAO, f* and a baseline finished and f* of the best-effort protocol in the other "
+                         f"table ({', '.join(map(str, f_best.index.unique('dataset')))}) for the same dataset "
+                         "and trial")
     columns = ["dataset", "trial", "baseline", "ours", "f_star", "f_star_best", "baseline_auc", "total", *PARTS]
     return pd.DataFrame(rows, columns=columns)
 
@@ -117,22 +135,35 @@ def decomposition_markdown(summary, protocol):
 
 
 def main(argv=None):
-    """Command-line entry point: write ``decomposition.csv``, ``decomposition_trials.csv`` and ``decomposition.md``."""
+    """Command-line entry point: write ``decomposition.csv``, ``decomposition_trials.csv`` and ``decomposition.md``.
+
+    They go into ``--out`` with the record :data:`RECORD` of the files written; a file of those names that
+    the decomposition did not write (per its record, or unless it holds the same bytes) is never overwritten.
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paper", type=Path, help="results.csv of the paper protocol")
     parser.add_argument("best", type=Path, help="results.csv of the best-effort protocol")
     parser.add_argument("--protocol", choices=PROTOCOLS, required=True, help="whose gap is decomposed")
     parser.add_argument("--out", type=Path, required=True, help="folder of that protocol's figures")
     args = parser.parse_args(argv)
-    trials = trial_decomposition(read_results(args.paper), read_results(args.best), args.protocol)
-    summary = summarise(trials)
+    try:
+        tables = [read_columns(path, READ_COLUMNS, reader=read_results) for path in (args.paper, args.best)]
+        trials = trial_decomposition(*tables, args.protocol)
+        summary = summarise(trials)
+        contents = {"decomposition_trials.csv": trials.to_csv(index=False).encode(),
+                    "decomposition.csv": summary.to_csv(index=False).encode(),
+                    "decomposition.md": decomposition_markdown(summary, args.protocol).encode()}
+        refuse_foreign_files(args.out, [*contents, RECORD], RECORD, contents)
+    except (ValueError, OSError) as error:
+        print(f"decomposition: {error}", file=sys.stderr)
+        return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(args.out / "decomposition_trials.csv") as tmp:
-        trials.to_csv(tmp, index=False)
-    with atomic_path(args.out / "decomposition.csv") as tmp:
-        summary.to_csv(tmp, index=False)
-    with atomic_path(args.out / "decomposition.md") as tmp:
-        Path(tmp).write_text(decomposition_markdown(summary, args.protocol))
+    for name, content in contents.items():
+        with atomic_path(args.out / name) as tmp:
+            tmp.write_bytes(content)
+    write_json(args.out / RECORD, {"protocol": args.protocol, "inputs": [str(args.paper), str(args.best)],
+                                   "outputs": {name: hashlib.sha256(content).hexdigest()
+                                               for name, content in contents.items()}})
     print(decomposition_markdown(summary, args.protocol))
     return 0
 

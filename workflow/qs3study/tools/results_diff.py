@@ -49,7 +49,8 @@ def results_diff(rerun, committed):
     Raises
     ------
     ValueError
-        If a table repeats a key or lacks a compared column.
+        If a table repeats a key or lacks a compared column, or the rerun has no rows or no dataset of
+        the committed table (nothing would be compared).
     """
     for name, table in (("rerun", rerun), ("committed", committed)):
         missing = [c for c in KEY_COLUMNS + COMPARED_COLUMNS if c not in table]
@@ -57,7 +58,13 @@ def results_diff(rerun, committed):
             raise ValueError(f"the {name} table lacks the columns {missing}")
         if table.duplicated(KEY_COLUMNS).any():
             raise ValueError(f"the {name} table repeats the keys {KEY_COLUMNS}")
-    committed = committed[committed["dataset"].isin(rerun["dataset"].unique())]
+    if rerun.empty:
+        raise ValueError("the rerun table has no rows: nothing to compare")
+    shared = committed["dataset"].isin(rerun["dataset"].unique())
+    if not shared.any():
+        raise ValueError(f"the committed table holds no dataset of the rerun's "
+                         f"({', '.join(map(str, sorted(rerun['dataset'].unique())))}): nothing to compare")
+    committed = committed[shared]
     both = committed.merge(rerun, on=KEY_COLUMNS, how="outer", suffixes=("_committed", "_rerun"), indicator=True)
     unmatched = both.loc[both["_merge"] != "both", KEY_COLUMNS + ["_merge"]].rename(columns={"_merge": "side"})
     unmatched["side"] = unmatched["side"].map({"left_only": "committed only", "right_only": "rerun only"})
@@ -82,7 +89,11 @@ def main(argv=None):
     parser.add_argument("committed", type=Path, help="the committed results.csv")
     args = parser.parse_args(argv)
     rerun, committed = read_results(args.rerun), read_results(args.committed)
-    counts, differences, unmatched = results_diff(rerun, committed)
+    try:
+        counts, differences, unmatched = results_diff(rerun, committed)
+    except ValueError as error:
+        print(f"results_diff {args.rerun} {args.committed}: {error}", file=sys.stderr)
+        return 1
     datasets = sorted(rerun["dataset"].unique())
     print(f"{len(rerun)} rerun rows of {len(datasets)} datasets ({', '.join(datasets)}) against the committed "
           f"rows of the same datasets; {len(COMPARED_COLUMNS)} columns compared bit for bit")

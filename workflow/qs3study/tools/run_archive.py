@@ -7,7 +7,9 @@ outputs (tuning and training records, benchmarks, logs) with a manifest of the
 configuration and of the prepared data they were computed from; on the next
 machine, in a clean clone of the same commit, the data are prepared again
 (``snakemake ... --until prepare``, seconds to minutes) and :func:`restore`
-checks them and the configuration against the manifest before unpacking.
+checks them and the configuration against the manifest, and the archive
+itself whole (gzip's CRC, every member's checksum, path and type), before
+unpacking all its files or none.
 
 Prepared data are not archived (hundreds of MB for the review and SGEMM sets):
 preparation is deterministic, and restore refuses data whose checksums differ.
@@ -27,7 +29,7 @@ uncommitted changes.
 Command line::
 
     python -m qs3study.tools.run_archive save ARCHIVE --configfile A.yaml [B.yaml ...]
-    python -m qs3study.tools.run_archive restore ARCHIVE --configfile A.yaml [B.yaml ...]
+    python -m qs3study.tools.run_archive restore ARCHIVE --configfile A.yaml [B.yaml ...] [--unverified]
     snakemake --configfile A.yaml [B.yaml ...] <the run's options> --rerun-triggers mtime params input software-env
 """
 
@@ -36,11 +38,16 @@ from __future__ import annotations
 import argparse
 import base64
 import datetime
+import gzip
 import io
 import json
 import os
+import shutil
+import sys
 import tarfile
-from pathlib import Path
+import tempfile
+import zlib
+from pathlib import Path, PurePosixPath
 
 from qs3study.datasets.download import sha256_file
 
@@ -114,7 +121,8 @@ def save(archive, configfiles, directory="."):
     Returns
     -------
     dict
-        The archive's manifest: save time, commit, configuration and prepared-data checksums, files.
+        The archive's manifest: save time, commit, configuration and prepared-data checksums, files and
+        their checksums.
 
     Raises
     ------
@@ -127,8 +135,9 @@ def save(archive, configfiles, directory="."):
     members = _archived(directory)
     manifest = {"saved_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 "git": git_state(directory), "configuration": _configuration(configfiles),
-                "prepared": _prepared(directory), "files": members}
-    with atomic_path(archive) as tmp, tarfile.open(tmp, "w:gz") as tar:
+                "prepared": _prepared(directory), "files": members,
+                "sha256": {member: sha256_file(Path(directory, member)) for member in members}}
+    with atomic_path(archive) as tmp, tarfile.open(tmp, "w:gz", dereference=True) as tar:
         payload = json.dumps(manifest, indent=2, sort_keys=True).encode()
         info = tarfile.TarInfo(MANIFEST_MEMBER)
         info.size, info.mtime = len(payload), int(datetime.datetime.now().timestamp())
@@ -138,70 +147,165 @@ def save(archive, configfiles, directory="."):
     return manifest
 
 
-def restore(archive, configfiles, directory="."):
+def _archive_error(archive, problem):
+    return ValueError(f"run archive {archive}: {problem}")
+
+
+def _member_problem(member, listed):
+    """Why ``member`` may not be restored (None if it may): an unsafe path, a link or special file, unlisted."""
+    path = PurePosixPath(member.name)
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        return f"member {member.name!r} has a path outside the run's directory"
+    if not member.isfile():
+        kind = "link" if member.issym() or member.islnk() else "directory" if member.isdir() else "special file"
+        return f"member {member.name!r} is a {kind}; an archive holds regular files only"
+    if member.name not in listed:
+        return f"member {member.name!r} is not listed in its manifest {MANIFEST_MEMBER}"
+    return None
+
+
+def _read_manifest(tar, archive, unverified):
+    """The manifest, the archive's first member, checked for the keys :func:`restore` reads."""
+    first = tar.next()
+    if first is None or first.name != MANIFEST_MEMBER or not first.isfile():
+        raise _archive_error(archive, f"its first member is not the manifest {MANIFEST_MEMBER}: not an archive "
+                                      "saved by this tool")
+    try:
+        manifest = json.loads(tar.extractfile(first).read())
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise _archive_error(archive, f"its manifest {MANIFEST_MEMBER} is not valid JSON ({error})") from None
+    needed = ["saved_utc", "git", "configuration", "prepared", "files"]
+    missing = [key for key in needed if not isinstance(manifest, dict) or key not in manifest]
+    if missing:
+        raise _archive_error(archive, f"its manifest {MANIFEST_MEMBER} lacks {', '.join(missing)}")
+    if "sha256" not in manifest and not unverified:
+        raise _archive_error(archive, "it was saved before archives recorded their members' checksums, so its "
+                                      "files cannot be verified (no checksums); pass --unverified to restore it "
+                                      "checking only gzip's CRC, the member paths and types")
+    return manifest
+
+
+def _check_run(manifest, configfiles, root):
+    """Refuse a working tree, configuration or prepared data other than the archive's, or files present."""
+    here = git_state(root)
+    if here["commit"] != manifest["git"]["commit"] or here["dirty"] or manifest["git"]["dirty"]:
+        raise ValueError(f"the archived jobs ran at commit {manifest['git']} and this working tree is at {here}: "
+                         "restore into a clean clone of that commit (the resumed run skips Snakemake's "
+                         "code trigger, so the code must be the same)")
+    given = _configuration(configfiles)
+    if [c["sha256"] for c in given] != [c["sha256"] for c in manifest["configuration"]]:
+        raise ValueError(f"the archive was saved with configuration {manifest['configuration']}, not {given}: "
+                         "restore it into a run of the same configuration files")
+    prepared = _prepared(root)
+    missing = sorted(set(manifest["prepared"]) - set(prepared))
+    if missing:
+        raise ValueError(f"prepared data missing ({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}): "
+                         "run snakemake with the same --configfile and --until prepare first")
+    changed = sorted(path for path, digest in manifest["prepared"].items() if prepared[path] != digest)
+    if changed:
+        raise ValueError(f"prepared data differ from those the archived jobs used: {changed}")
+    present = sorted(m for m in manifest["files"] if root.joinpath(m).exists())
+    if present:
+        raise ValueError(f"{len(present)} archived files already exist here (first {present[0]}): restore into "
+                         "a run that has not produced them")
+    return here
+
+
+def _unpack(archive, configfiles, root, staging, unverified):
+    """Check the archive whole and unpack its files into ``staging``: the manifest and each file's time."""
+    with gzip.open(archive, "rb") as stream, tarfile.open(fileobj=stream, mode="r|") as tar:
+        manifest = _read_manifest(tar, archive, unverified)
+        here = _check_run(manifest, configfiles, root)
+        listed, digests, mtimes = set(manifest["files"]), manifest.get("sha256", {}), {}
+        while (member := tar.next()) is not None:
+            problem = _member_problem(member, listed) or (
+                f"member {member.name!r} appears twice" if member.name in mtimes else None)
+            if problem:
+                raise _archive_error(archive, problem)
+            target = staging / member.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with tar.extractfile(member) as source, open(target, "wb") as sink:
+                shutil.copyfileobj(source, sink)
+            if not unverified and sha256_file(target) != digests.get(member.name):
+                raise _archive_error(archive, f"member {member.name!r} does not match its checksum in the manifest")
+            os.utime(target, (member.mtime, member.mtime))
+            mtimes[member.name] = member.mtime
+        while stream.read(1 << 20):  # to the gzip trailer, whose CRC the tar reader never reaches
+            pass
+    absent = sorted(listed - set(mtimes))
+    if absent:
+        raise _archive_error(archive, f"{len(absent)} files listed in its manifest are missing (first {absent[0]})")
+    return manifest, here, mtimes
+
+
+def restore(archive, configfiles, directory=".", unverified=False):
     """Unpack ``archive`` into the run's working directory ``directory``, after checking it belongs there.
 
     The working tree must be at the archive's commit without uncommitted changes,
     the configuration files those the archive was saved with (same
     contents, same order), and the prepared data present with the archive's
     checksums (prepare them first: ``snakemake --configfile ... --until prepare``).
-    No file already in ``directory`` is overwritten.
+    The archive is checked whole before any file is restored: gzip's CRC,
+    every member's checksum, path (inside ``directory``) and type (regular
+    files only). Its files are unpacked into a temporary folder in
+    ``directory`` and moved into place all together; on any failure none is
+    left behind. No file already in ``directory`` is overwritten.
 
     Parameters
     ----------
     archive : path-like
     configfiles : sequence of path-like
     directory : path-like, default="."
+    unverified : bool, default=False
+        Restore an archive saved before archives recorded their members' checksums (refused otherwise):
+        gzip's CRC, the member paths and types are still checked.
 
     Returns
     -------
     dict
         The restore's record (also written to ``results/restored/``): the archive's save time, commit
-        and configuration, the restore's time and commit, the files restored and how far back the
-        prepared files were dated.
+        and configuration, the restore's time and commit, the files restored, how far back the
+        prepared files were dated and whether the files were restored unverified.
 
     Raises
     ------
     ValueError
-        If the commit, the configuration or the prepared data differ from the archive's, the working tree
-        has uncommitted changes, or a file would be overwritten.
+        If the archive is damaged, holds an unsafe or unlisted member or a file that differs from its
+        checksum, or has no checksums (without ``unverified``); if the commit, the configuration or the
+        prepared data differ from the archive's, the working tree has uncommitted changes, or a file
+        would be overwritten.
     """
     root = Path(directory)
-    with tarfile.open(archive, "r:gz") as tar:
-        manifest = json.load(tar.extractfile(MANIFEST_MEMBER))
-        here = git_state(root)
-        if here["commit"] != manifest["git"]["commit"] or here["dirty"] or manifest["git"]["dirty"]:
-            raise ValueError(f"the archived jobs ran at commit {manifest['git']} and this working tree is at {here}: "
-                             "restore into a clean clone of that commit (the resumed run skips Snakemake's "
-                             "code trigger, so the code must be the same)")
-        given = _configuration(configfiles)
-        if [c["sha256"] for c in given] != [c["sha256"] for c in manifest["configuration"]]:
-            raise ValueError(f"the archive was saved with configuration {manifest['configuration']}, not {given}: "
-                             "restore it into a run of the same configuration files")
-        prepared = _prepared(root)
-        missing = sorted(set(manifest["prepared"]) - set(prepared))
-        if missing:
-            raise ValueError(f"prepared data missing ({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}): "
-                             "run snakemake with the same --configfile and --until prepare first")
-        changed = sorted(path for path, digest in manifest["prepared"].items() if prepared[path] != digest)
-        if changed:
-            raise ValueError(f"prepared data differ from those the archived jobs used: {changed}")
-        present = sorted(m for m in manifest["files"] if root.joinpath(m).exists())
-        if present:
-            raise ValueError(f"{len(present)} archived files already exist here (first {present[0]}): restore into "
-                             "a run that has not produced them")
-        members = [tar.getmember(m) for m in manifest["files"]]
-        tar.extractall(root, members=members, filter="data")  # with their modification times
+    if not Path(archive).is_file():
+        raise _archive_error(archive, "no such file")
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".run-archive-restore-", dir=root))
+    moved = []
+    try:
+        try:
+            manifest, here, mtimes = _unpack(archive, configfiles, root, staging, unverified)
+        except (gzip.BadGzipFile, EOFError, zlib.error, tarfile.TarError) as error:
+            raise _archive_error(archive, f"damaged or truncated ({error})") from None
+        for name in sorted(mtimes):
+            root.joinpath(name).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / name, root / name)
+            moved.append(root / name)
+    except BaseException:
+        for path in moved:
+            path.unlink(missing_ok=True)
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     aged = [root / path for path in _files(root, PREPARED)]
     shift = 0.0
-    if members and aged:
-        shift = max(0.0, max(path.stat().st_mtime for path in aged) - min(m.mtime for m in members) + 1.0)
+    if mtimes and aged:
+        shift = max(0.0, max(path.stat().st_mtime for path in aged) - min(mtimes.values()) + 1.0)
         for path in aged:
             mtime = path.stat().st_mtime - shift
             os.utime(path, (mtime, mtime))
     record = {"archive": str(archive), "restored_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(
-        timespec="seconds"), "git": here, "prepared_dated_back_s": shift, "n_files": len(members),
-        "saved": {key: manifest[key] for key in ("saved_utc", "git", "configuration")}}
+        timespec="seconds"), "git": here, "prepared_dated_back_s": shift, "n_files": len(mtimes),
+        "unverified": bool(unverified), "saved": {key: manifest[key] for key in ("saved_utc", "git", "configuration")}}
     write_json(root / RESTORED / f"{Path(archive).name}.{record['restored_utc'].replace(':', '')}.json", record)
     return record
 
@@ -213,16 +317,25 @@ def main(argv=None):
     parser.add_argument("archive")
     parser.add_argument("--configfile", nargs="+", required=True, help="the run's configuration files, in order")
     parser.add_argument("--directory", default=".", help="the run's working directory (default: here)")
+    parser.add_argument("--unverified", action="store_true",
+                        help="restore an archive saved before archives recorded their members' checksums")
     args = parser.parse_args(argv)
+    try:
+        if args.action == "save":
+            manifest = save(args.archive, args.configfile, args.directory)
+        else:
+            record = restore(args.archive, args.configfile, args.directory, unverified=args.unverified)
+    except (ValueError, RuntimeError, OSError) as error:
+        print(f"run_archive {args.action}: {error}", file=sys.stderr)
+        return 1
     if args.action == "save":
-        manifest = save(args.archive, args.configfile, args.directory)
         print(f"saved {len(manifest['files'])} files of finished jobs to {args.archive}")
     else:
-        record = restore(args.archive, args.configfile, args.directory)
         print(f"restored {record['n_files']} files (saved {record['saved']['saved_utc']} at commit "
               f"{record['saved']['git']['commit']}); prepared data dated back by "
               f"{record['prepared_dated_back_s']:.0f} s; resume with the run's command and {' '.join(RESUME_ARGS)}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
