@@ -13,7 +13,8 @@ from qs3study.claims import verdicts as v
 from qs3study.claims.assemble import _offset_data as _offset_data_summary
 from qs3study.claims.assemble import exponents_of, local_exponents_of, tail_exponents_of
 from qs3study.claims.design import load_design
-from qs3study.claims.ledger import build_claims, row_2
+from qs3study.claims.rows import build_claims
+from qs3study.claims.rows.exact import row_2
 from qs3study.claims.rate import rate_classes
 from qs3study.claims.studies import build_problems, offset_data_cells
 from qs3study.claims.summary import summarise
@@ -86,7 +87,7 @@ def _ledger(design, real_checks, summary, complexity, *, rates=None, empirical=N
         rates = rate_classes(rate_records(slopes), rate_problems(slopes), design["rate"]["criteria"])
     claims = build_claims(
         checks=real_checks, summary=summary, rates=rates, huber_summary=summary.assign(assumption3_exceeded=False),
-        huber_rates=rates, huber_settings="huber settings", settings="settings", design=design,
+        huber_rates=rates, design=design,
         exponents=exponents_of(complexity, criteria["confidence"]), local_exponents=local_exponents_of(complexity),
         tail_exponents=tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"]),
         empirical=empirical, empirical_reason="no table", **(offset_data or _offset_data(summary)))
@@ -248,7 +249,7 @@ def test_huber_rows_test_the_theorem_where_its_premise_holds(design, real_checks
             rate_records({("A", 1.0, 1.5): -1.0}), rate_problems({("A", 1.0, 1.5): -1.0}), design["rate"]["criteria"]),
         huber_summary=exceeded.assign(assumption3_exceeded=False), huber_rates=rate_classes(
             rate_records({("A", 1.0, 1.5): -1.0}), rate_problems({("A", 1.0, 1.5): -1.0}), design["rate"]["criteria"]),
-        huber_settings="h", settings="s", design=design, exponents=exponents_of(complexity, criteria["confidence"]),
+        design=design, exponents=exponents_of(complexity, criteria["confidence"]),
         local_exponents=local_exponents_of(complexity),
         tail_exponents=tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"]),
         empirical=None, empirical_reason="-", **_offset_data(summary))
