@@ -35,7 +35,8 @@ HEADER = """# Claims ledger: QS3ORAO (Shi, Gu, Li and Huang, AAAI 2020)
 Every formal and empirical claim of the paper (and the project's claim on its step schedule), the check that
 tests it, the verdict and its evidence. Regenerate with `snakemake -c2 theory` (this file, the CSV beside it,
 the tidy data and figures in `figures/theory/`) and `pytest tests/theory` (the property-based searches that
-found the pinned counterexamples). Verdicts: holds / holds under stated conditions / fails / inconclusive /
+found the pinned counterexamples). Verdicts: holds / holds (uninformative) / holds under stated conditions /
+fails / premise fails / inconclusive /
 not checkable / not evaluated, each computed by a function of `qs3study.claims.verdicts` from the check's
 results and the criteria of the pre-registered design `{design}` (sha256 `{sha}`)."""
 

@@ -6,6 +6,8 @@ convergence study's per-cell summary and the Huberised-loss study's.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import verdicts as v
 from ..ledger import Claim
 from .text import FIGURES, cell_name, class_counts, primary_cells
@@ -40,6 +42,26 @@ def _bound_evidence(rows, name):
     return (f"cells: {text}. Smallest lambda (then theta*lam) exceeded: {cell_name(first)}, first at t = "
             f"{first[f'{name}_first_t']}; worst: {cell_name(worst)}, measured/bound {worst[f'{name}_max_ratio']:.3g}. "
             f"Where first exceeded, Lemma 2's ratio is > 1 in {(lemma2 > 1).sum()}/{len(exceeded)} cells.")
+
+
+def _power_statement(rows, name):
+    """The bound check's power, from the design alone, and whether any cell could fail it short of divergence.
+
+    ``<name>_power`` is the bound at the last checkpoint over the error of ``f = 0``: at or above 1,
+    only an error larger than the zero predictor's (a diverging run) can exceed it.
+    """
+    power = rows[f"{name}_power"].to_numpy(dtype=float)
+    power = power[np.isfinite(power)]
+    if not power.size:
+        return "Power: no cell with a finite bound.", False
+    informative = int((power < 1.0).sum())
+    text = (f"Power (from the design, before the data): the bound at t = T over the error of f = 0 is "
+            f"{power.min():.3g}..{power.max():.3g} over the {power.size} cells in the stated range; ")
+    if informative:
+        return text + (f"in {informative}/{power.size} it is below 1, so a run no worse than f = 0 can exceed "
+                       "it there."), True
+    return text + ("above 1 in every cell, so only a run worse than f = 0 (diverging) could exceed it: a 'holds' "
+                   "says nothing beyond convergence."), False
 
 
 def _premise_evidence(rows, name, fixed_at):
@@ -91,8 +113,10 @@ def rows_convergence(summary, settings, *, prefix="", setting="", fixed=_M_AT_FS
     for claim_id, (claim, where, check, name) in _CLAIMS.items():
         verdict = v.premise_verdict(inside[f"{name}_class"], ~inside["assumption3_exceeded"].astype(bool),
                                     fail_class="exceeded", pass_class="respected")
-        evidence = ("Inside the stated range: " + _bound_evidence(inside, name) + " "
+        power, can_fail = _power_statement(inside, name)
+        evidence = (power + " Inside the stated range: " + _bound_evidence(inside, name) + " "
                     + _premise_evidence(inside, name, fixed_at))
+        verdict = v.powered(verdict, can_fail)
         if claim_id == "6" and len(outside):
             evidence += " Outside it: " + _bound_evidence(outside, name)
         rows.append(Claim(f"{prefix}{claim_id}", setting + claim, where,

@@ -8,6 +8,7 @@ the convergence study's batch sub-grid.
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 
 from .. import verdicts as v
 from ..ledger import Claim
@@ -29,9 +30,47 @@ def _rate_evidence(rows):
     return out
 
 
+def _slope_power(half_width, criteria, how):
+    """The rate check's power: the slope interval's half-width against the distance the criterion needs.
+
+    A cell is consistent when its slope lies ``half_width`` below ``b = rate_target + rate_tolerance``
+    and slower when it lies ``half_width`` above ``b``; a true O(1/t) slope lies ``rate_tolerance``
+    below ``b``. The check can fail short of divergence when a decaying slope (below 0) can be slower.
+
+    Returns
+    -------
+    text : str
+    can_fail : bool
+    """
+    bound = criteria["rate_target"] + criteria["rate_tolerance"]
+    if not np.isfinite(half_width):
+        return "Power: no slope interval to read.", False
+    reach = criteria["rate_tolerance"] >= half_width
+    can_fail = bound + half_width < 0.0
+    text = (f"Power ({how}): expected half-width {half_width:.3g}; called consistent below "
+            f"{bound - half_width:.3g}, slower above {bound + half_width:.3g}. The claimed slope "
+            f"{criteria['rate_target']:g} lies {criteria['rate_tolerance']:g} below the criterion's "
+            f"{bound:g}, so a true O(1/t) cell {'can' if reach else 'cannot'} be called consistent")
+    if not can_fail:
+        text += "; only a slope >= 0 (an error that does not decay) could be called slower"
+    return text + ".", can_fail
+
+
+def _rate_power(rates, criteria):
+    """:func:`_slope_power` of the rate study: Holm's first step over the tested cells, the median standard error."""
+    tested = rates[rates["in_domain"] & rates["holm_slower"].notna()]
+    if tested.empty:
+        return _slope_power(float("nan"), criteria, "")
+    z = float(stats.norm.isf(criteria["alpha"] / len(tested)))
+    se = float(np.median(tested["se"]))
+    return _slope_power(z * se, criteria, f"{len(tested)} tested cells, Holm at {criteria['alpha']:g}: z = {z:.3g} "
+                                          f"at its first step, times the median bootstrap standard error {se:.3g}")
+
+
 def _rate_study_evidence(rates, criteria):
     inside = rates[rates["in_domain"]]
-    text = f"Inside the stated range, {len(inside)} cells: {class_counts(inside['rate_class'])}."
+    text = (_rate_power(rates, criteria)[0]
+            + f" Inside the stated range, {len(inside)} cells: {class_counts(inside['rate_class'])}.")
     tested = inside[inside["holm_slower"].notna()]
     if len(tested):
         text += (f" Checkpoints in the window: {int(inside['n_fitted'].min())}..{int(inside['n_fitted'].max())}; "
@@ -76,16 +115,22 @@ def rows_rate(summary, rates, settings, criteria, rate):
         "6r", "Remark after Theorem 1: the error converges at the rate O(1/t) (paper's sampling)",
         "Theorem 1 and its Remark; Introduction",
         f"{settings}; {rate_criterion}. Figure {FIGURES}/slopes.png (the convergence study's slopes).",
-        v.domain_verdict(counted["rate_class"], fail_class=fail, pass_class="consistent"),
+        v.powered(v.domain_verdict(counted["rate_class"], fail_class=fail, pass_class="consistent"),
+                  _rate_power(rates, rc)[1]),
         _rate_study_evidence(rates, rc) + " The convergence study under its earlier criterion (3 checkpoints in "
         f"the window, {criteria['bootstrap']} resamples, no adjustment), reported: " + _rate_evidence(inside))
+    batch_cells = secondary[secondary["in_domain"]]
+    widths = (batch_cells["error_mean_high"] - batch_cells["error_mean_low"]) / 2.0
+    widths = widths[np.isfinite(widths)]
+    batch_power = _slope_power(float(np.median(widths)) if len(widths) else float("nan"), criteria,
+                               f"the median half-width of the cells' {criteria['confidence']:.0%} intervals")
     batch = Claim(
         "6b", "The O(1/t) rate with mini-batches (secondary study)",
         "Sec. 'Algorithms' (batches of instances)",
         f"Batch {int(secondary['batch_size'].iloc[0]) if len(secondary) else '-'} on a sub-grid; {criterion}.",
-        v.domain_verdict(secondary[secondary["in_domain"]]["error_mean_rate"], fail_class=fail,
-                         pass_class="consistent"),
-        "Inside the stated range: " + (_rate_evidence(secondary[secondary["in_domain"]]) if len(secondary) else "-"))
+        v.powered(v.domain_verdict(batch_cells["error_mean_rate"], fail_class=fail, pass_class="consistent"),
+                  batch_power[1]),
+        batch_power[0] + " Inside the stated range: " + (_rate_evidence(batch_cells) if len(secondary) else "-"))
     return [rate_row, batch]
 
 
@@ -99,7 +144,8 @@ def row_huber_rate(rates, settings, rate, huber):
         f"{settings}; {huber['seeds']} seeds, {huber['n_checkpoints']} log-spaced checkpoints and "
         f"{huber['window_points']} more in the fitted window; the rate section's criterion (Holm over cells at "
         f"{rc['alpha']:g}, transient cells apart).",
-        v.domain_verdict(counted["rate_class"], fail_class=("slower", "not finite"), pass_class="consistent"),
+        v.powered(v.domain_verdict(counted["rate_class"], fail_class=("slower", "not finite"), pass_class="consistent"),
+                  _rate_power(rates, rc)[1]),
         _rate_study_evidence(rates, rc))
 
 
