@@ -26,8 +26,9 @@ def row_assumption3(a3, m1_fixed, summary, doublings):
         (f"Squared loss: |l'(u - v = {squared:g})| exceeds M_1 = {m1_fixed:.3g} (|l'| = 2|1 - u + v| is unbounded); "
          if squared is not None else f"Squared loss: no margin up to 2^{doublings} with |l'| above M_1 = "
          f"{m1_fixed:.3g}; ")
-        + f"logistic pairwise loss: {'no margin found' if a3['logistic'] is None else a3['logistic']} (|l'| <= 1). "
-        f"Along the runs (batch 1, paper's schedule): a sampled |l'| exceeded that cell's fixed M_1 in "
+        + ("logistic pairwise loss: no margin found (|l'| <= 1). " if a3["logistic"] is None
+           else f"logistic pairwise loss: exceeded at u - v = {a3['logistic']:g}. ")
+        + f"Along the runs (batch 1, paper's schedule): a sampled |l'| exceeded that cell's fixed M_1 in "
         f"{len(exceeded)}/{len(primary)} cells (largest {primary['derivative_max'].max():.3g}).")
 
 

@@ -34,10 +34,20 @@ def row_table2(table2, mirror):
         "registry's documented upstream sizes, reported and not counted. Inconclusive without the mirror or with "
         "no file read.",
         v.data_facts_verdict(rows, mirror_present=table2["mirror_present"]),
-        head + "; ".join(part(r) for r in rows) + ". Conditions (protocol choices, not facts of the data): 5 classes "
-        "= 5 equal-frequency bins of the regression targets; 3D keeps OSM_ID as a third feature; SGEMM's target is "
-        f"the mean of 4 runs; the 1000 features of {', '.join(choices)} are a TF-IDF vocabulary size (text has no "
-        "fixed width).")
+        head + "; ".join(part(r) for r in rows) + _conditions(rows, choices))
+
+
+def _conditions(rows, choices):
+    """The protocol choices behind the datasets of ``rows`` (those without a fixed width in ``choices``)."""
+    names = {r["dataset"] for r in rows}
+    conditions = ["5 classes = 5 equal-frequency bins of the regression targets"] if rows else []
+    conditions += [text for dataset, text in (("3D", "3D keeps OSM_ID as a third feature"),
+                                              ("Sgemm", "SGEMM's target is the mean of 4 runs")) if dataset in names]
+    if choices:
+        conditions.append(f"the 1000 features of {', '.join(choices)} are a TF-IDF vocabulary size (text has no "
+                          "fixed width)")
+    return (". Conditions (protocol choices, not facts of the data): " + "; ".join(conditions) + "."
+            if conditions else ".")
 
 
 def row_novelty():

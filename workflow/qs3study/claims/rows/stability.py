@@ -110,7 +110,9 @@ def row_offset_data(offset_summary, summary, criteria, spec, bounds):
                  f"{index_cell_name(free.idxmax())}); data-based <= data-free in {int((offsets <= free).sum())}/{len(offsets)} "
                  f"cells, median ratio {float(np.median(offsets[free > 0] / free[free > 0])):.2f} where t0 > 0")
     text += (f". Not part of the criterion: prod_j (1 - eta_j (lam + h))^2 under these offsets predicts a peak of at most "
-             f"{offset_summary['predicted_peak'].max():.3g} (every expected step contracts); with the bound on every "
+             f"{offset_summary['predicted_peak'].max():.3g}"
+             + (" (every expected step contracts)" if offset_summary["predicted_peak"].max() <= 1.0 else "")
+             + "; with the bound on every "
              f"sampled risk's curvature in place of h it bounds the measured peak in "
              f"{int((offset_summary['measured_peak'] <= offset_summary['predicted_peak_sampled']).sum())}/"
              f"{len(offset_summary)} cells")
