@@ -180,6 +180,11 @@ def test_bound_rows_follow_the_premise(design, real_checks, summary, complexity)
     premise_fails = _ledger(design, real_checks, _with(summary, assumption3_exceeded=True, **exceeded), complexity)
     counterexample = _ledger(design, real_checks, _with(summary, assumption3_exceeded=False, **exceeded), complexity)
     holds = _ledger(design, real_checks, _with(summary, assumption3_exceeded=False, **respected), complexity)
+    # every committed cell's bound lies above the error of f = 0: a 'holds' there is uninformative
+    vacuous = _ledger(design, real_checks, _with(summary, assumption3_exceeded=False, **respected), complexity)
+    informative = {f"{n}_power": 0.5 for n in ("lemma1", "lemma3", "theorem1")}
+    holds = _ledger(design, real_checks, _with(summary, assumption3_exceeded=False, **respected, **informative),
+                    complexity)
     for row in rows:
         assert premise_fails[row].verdict == v.PREMISE_FAILS
         assert "No cell meets the premise" in premise_fails[row].evidence
@@ -187,6 +192,7 @@ def test_bound_rows_follow_the_premise(design, real_checks, summary, complexity)
         assert "in 0/" in counterexample[row].evidence and "Cells meeting the premise: exceeded" in \
             counterexample[row].evidence
         assert holds[row].verdict == v.HOLDS and "Smallest lambda" not in holds[row].evidence
+        assert vacuous[row].verdict == v.UNINFORMATIVE
 
 
 def test_rate_classes_adjust_over_cells_and_set_transients_apart(design):
