@@ -138,7 +138,7 @@ def test_the_memory_claim_is_read_at_the_declared_and_the_paper_like_budget():
 
 
 def test_the_ledger_has_a_row_per_empirical_claim_with_its_computed_verdict():
-    from qs3study.claims.ledger import rows_empirical
+    from qs3study.claims.rows.empirical import rows_empirical
 
     claims = empirical_claims(_table(), CRITERIA)
     rows = rows_empirical(claims, "")
@@ -149,7 +149,7 @@ def test_the_ledger_has_a_row_per_empirical_claim_with_its_computed_verdict():
 
 def test_the_ledger_has_rows_per_protocol_with_the_protocol_named():
     from qs3study.claims.empirical import ProtocolClaims
-    from qs3study.claims.ledger import rows_empirical
+    from qs3study.claims.rows.empirical import rows_empirical
 
     paper = empirical_claims(_table(), CRITERIA)
     best = empirical_claims(_table(faster=False), CRITERIA)
@@ -163,7 +163,7 @@ def test_a_protocol_without_a_committed_run_is_not_evaluated_and_says_why(tmp_pa
     import yaml
 
     from qs3study.claims.assemble import _empirical, empirical_inputs
-    from qs3study.claims.ledger import rows_empirical
+    from qs3study.claims.rows.empirical import rows_empirical
 
     _table().to_csv(tmp_path / "results.csv", index=False)
     (tmp_path / "paper.yaml").write_text(yaml.safe_dump({"claims": CRITERIA}))

@@ -13,7 +13,8 @@ from qs3study.claims import verdicts as v
 from qs3study.claims.assemble import _offset_data as _offset_data_summary
 from qs3study.claims.assemble import exponents_of, local_exponents_of, tail_exponents_of
 from qs3study.claims.design import load_design
-from qs3study.claims.ledger import build_claims, row_2
+from qs3study.claims.rows import build_claims
+from qs3study.claims.rows.exact import row_2
 from qs3study.claims.rate import rate_classes
 from qs3study.claims.studies import build_problems, offset_data_cells
 from qs3study.claims.summary import summarise
@@ -86,7 +87,7 @@ def _ledger(design, real_checks, summary, complexity, *, rates=None, empirical=N
         rates = rate_classes(rate_records(slopes), rate_problems(slopes), design["rate"]["criteria"])
     claims = build_claims(
         checks=real_checks, summary=summary, rates=rates, huber_summary=summary.assign(assumption3_exceeded=False),
-        huber_rates=rates, huber_settings="huber settings", settings="settings", design=design,
+        huber_rates=rates, design=design,
         exponents=exponents_of(complexity, criteria["confidence"]), local_exponents=local_exponents_of(complexity),
         tail_exponents=tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"]),
         empirical=empirical, empirical_reason="no table", **(offset_data or _offset_data(summary)))
@@ -179,6 +180,11 @@ def test_bound_rows_follow_the_premise(design, real_checks, summary, complexity)
     premise_fails = _ledger(design, real_checks, _with(summary, assumption3_exceeded=True, **exceeded), complexity)
     counterexample = _ledger(design, real_checks, _with(summary, assumption3_exceeded=False, **exceeded), complexity)
     holds = _ledger(design, real_checks, _with(summary, assumption3_exceeded=False, **respected), complexity)
+    # every committed cell's bound lies above the error of f = 0: a 'holds' there is uninformative
+    vacuous = _ledger(design, real_checks, _with(summary, assumption3_exceeded=False, **respected), complexity)
+    informative = {f"{n}_power": 0.5 for n in ("lemma1", "lemma3", "theorem1")}
+    holds = _ledger(design, real_checks, _with(summary, assumption3_exceeded=False, **respected, **informative),
+                    complexity)
     for row in rows:
         assert premise_fails[row].verdict == v.PREMISE_FAILS
         assert "No cell meets the premise" in premise_fails[row].evidence
@@ -186,6 +192,7 @@ def test_bound_rows_follow_the_premise(design, real_checks, summary, complexity)
         assert "in 0/" in counterexample[row].evidence and "Cells meeting the premise: exceeded" in \
             counterexample[row].evidence
         assert holds[row].verdict == v.HOLDS and "Smallest lambda" not in holds[row].evidence
+        assert vacuous[row].verdict == v.UNINFORMATIVE
 
 
 def test_rate_classes_adjust_over_cells_and_set_transients_apart(design):
@@ -248,7 +255,7 @@ def test_huber_rows_test_the_theorem_where_its_premise_holds(design, real_checks
             rate_records({("A", 1.0, 1.5): -1.0}), rate_problems({("A", 1.0, 1.5): -1.0}), design["rate"]["criteria"]),
         huber_summary=exceeded.assign(assumption3_exceeded=False), huber_rates=rate_classes(
             rate_records({("A", 1.0, 1.5): -1.0}), rate_problems({("A", 1.0, 1.5): -1.0}), design["rate"]["criteria"]),
-        huber_settings="h", settings="s", design=design, exponents=exponents_of(complexity, criteria["confidence"]),
+        design=design, exponents=exponents_of(complexity, criteria["confidence"]),
         local_exponents=local_exponents_of(complexity),
         tail_exponents=tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"]),
         empirical=None, empirical_reason="-", **_offset_data(summary))

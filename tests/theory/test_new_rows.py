@@ -16,7 +16,7 @@ from qs3study.theory.convergence import (checkpoints, largest_curvature, make_pr
                                         run_trajectory)
 from qs3study.theory.paper_tables import compare_table2
 from qs3study.theory.threshold_lemma import appendix_threshold_minimisers
-from qs3study.claims import ledger
+from qs3study.claims.rows import complexity, data, exact
 from qs3study.claims import verdicts as v
 
 
@@ -24,9 +24,9 @@ def test_algorithm1_as_printed_is_not_the_gradient_and_the_engine_is():
     result = checks.check_algorithm1(cases=4, seed=3, finite_difference_step=1e-7, lam=0.5, shrink_steps=20)
     assert result["printed_deviation"] > 1e-2 and result["gradient_deviation"] < 1e-5
     assert result["shrink_deviation"] > 1e-2
-    assert ledger.row_algorithm1(result, 1e-4).verdict == v.FAILS
+    assert exact.row_algorithm1(result, 1e-4).verdict == v.FAILS
     agreeing = {**result, "printed_deviation": 1e-8, "shrink_deviation": 0.0}
-    assert ledger.row_algorithm1(agreeing, 1e-4).verdict == v.HOLDS
+    assert exact.row_algorithm1(agreeing, 1e-4).verdict == v.HOLDS
 
 
 def test_printed_shrink_differs_from_the_gradient_shrink_after_two_steps():
@@ -47,8 +47,8 @@ def test_appendix_threshold_objective_has_one_minimiser_for_every_j():
         assert minimize_scalar(e).x == pytest.approx(float(b[j]), abs=1e-6)
     result = checks.check_appendix_thresholds(cases=30, seed=5, max_rows=8, classes=[3, 4])
     assert result["not_increasing"] == result["equal_to_mean"] == 30
-    assert ledger.row_3p(result).verdict == v.FAILS
-    assert ledger.row_3p({**result, "not_increasing": 0}).verdict == v.HOLDS
+    assert exact.row_3p(result).verdict == v.FAILS
+    assert exact.row_3p({**result, "not_increasing": 0}).verdict == v.HOLDS
 
 
 def test_assumption3_fails_for_the_squared_loss_and_holds_for_the_logistic():
@@ -62,9 +62,9 @@ def test_assumption3_fails_for_the_squared_loss_and_holds_for_the_logistic():
 def test_table1_space_grows_with_t():
     result = checks.check_table1_space(n=60, n_components=2, n_iters=[5, 10, 20])
     assert result["coefficients"] == [20, 40, 80]
-    assert ledger.row_table1_space(result).verdict == v.FAILS
+    assert complexity.row_table1_space(result).verdict == v.FAILS
     constant = {**result, "coefficients": [40, 40, 40], "per_iteration": [8, 4, 2]}
-    assert ledger.row_table1_space(constant).verdict == v.HOLDS
+    assert complexity.row_table1_space(constant).verdict == v.HOLDS
 
 
 def test_table2_against_the_registry_and_a_mismatch():
@@ -76,7 +76,7 @@ def test_table2_without_the_mirror_is_inconclusive(tmp_path):
     for mirror in (None, tmp_path / "absent", tmp_path):
         result = checks.check_table2(mirror)
         assert all(r["source"] == "documented" for r in result["rows"])
-        row = ledger.row_table2(result, "m")
+        row = data.row_table2(result, "m")
         assert row.verdict == v.INCONCLUSIVE and "0/8 datasets checked against their files" in row.evidence
 
 
@@ -88,25 +88,25 @@ def test_table2_against_the_mirror_reads_sgemm_and_a_mismatch_fails():
     result = checks.check_table2(MIRROR)
     read = {r["dataset"]: r for r in result["rows"] if r["source"] == "data"}
     assert read["Sgemm"]["data_rows"] == 241_600 and read["Sgemm"]["data_features"] == 14
-    assert ledger.row_table2(result, "m").verdict == v.CONDITIONAL
+    assert data.row_table2(result, "m").verdict == v.CONDITIONAL
     broken = {**result, "rows": [{**r, "rows_match": False} if r["dataset"] == "Sgemm" else r
                                  for r in result["rows"]]}
-    assert ledger.row_table2(broken, "m").verdict == v.FAILS
+    assert data.row_table2(broken, "m").verdict == v.FAILS
     documented_only = {**result, "rows": [{**r, "rows_match": False} if r["source"] == "documented" else r
                                           for r in result["rows"]]}
-    assert ledger.row_table2(documented_only, "m").verdict == v.CONDITIONAL
+    assert data.row_table2(documented_only, "m").verdict == v.CONDITIONAL
 
 
 def test_lemma3_proof_is_unproven_where_lemma2_fails():
     c4 = checks.check_claim4(max_integer=6, max_exact_t=8, denominators=[2, 3], float_t=[100])
     assert c4["violating_products"] == [4, 5, 6]
     a3 = {"squared": -2.0, "logistic": None}
-    assert ledger.row_4p(c4, a3).verdict == v.FAILS
-    assert ledger.row_4p({**c4, "violating_products": []}, a3).verdict == v.HOLDS
+    assert exact.row_4p(c4, a3).verdict == v.FAILS
+    assert exact.row_4p({**c4, "violating_products": []}, a3).verdict == v.HOLDS
 
 
 def test_novelty_is_not_checkable():
-    assert ledger.row_novelty().verdict == v.NOT_CHECKABLE
+    assert data.row_novelty().verdict == v.NOT_CHECKABLE
 
 
 @pytest.fixture(scope="module")

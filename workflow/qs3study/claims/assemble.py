@@ -18,14 +18,15 @@ from . import plots
 from .empirical import PROTOCOL_NAMES, ProtocolClaims, empirical_claims
 from .rate import rate_classes
 from .design import design_sha256, load_design
-from .ledger import build_claims, history_markdown, write_ledger
+from .ledger import history_markdown, write_ledger
+from .rows import build_claims
 from .studies import offset_data_bounds
 from .summary import summarise
 
 #: The repository root: the design's relative paths of data outside the studies are read from here.
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-__all__ = ["run_checks", "exponents_of", "local_exponents_of", "tail_exponents_of", "study_settings", "read_complexity",
+__all__ = ["run_checks", "exponents_of", "local_exponents_of", "tail_exponents_of", "read_complexity",
            "assemble_ledger",
            "figure_names", "draw_figures"]
 
@@ -34,7 +35,8 @@ HEADER = """# Claims ledger: QS3ORAO (Shi, Gu, Li and Huang, AAAI 2020)
 Every formal and empirical claim of the paper (and the project's claim on its step schedule), the check that
 tests it, the verdict and its evidence. Regenerate with `snakemake -c2 theory` (this file, the CSV beside it,
 the tidy data and figures in `figures/theory/`) and `pytest tests/theory` (the property-based searches that
-found the pinned counterexamples). Verdicts: holds / holds under stated conditions / fails / inconclusive /
+found the pinned counterexamples). Verdicts: holds / holds (uninformative) / holds under stated conditions /
+fails / premise fails / inconclusive /
 not checkable / not evaluated, each computed by a function of `qs3study.claims.verdicts` from the check's
 results and the criteria of the pre-registered design `{design}` (sha256 `{sha}`)."""
 
@@ -82,17 +84,6 @@ def tail_exponents_of(records, *, tail, confidence):
     """Sweep name to ``(slope, low, high)`` fitted on every record at its ``tail`` largest sizes."""
     return {name: tail_exponent(g["size"].to_numpy(), g["value"].to_numpy(), tail=tail, confidence=confidence)
             for name, g in records.groupby("sweep", sort=False)}
-
-
-def study_settings(design):
-    """One-line description of the convergence study."""
-    conv = design["convergence"]
-    instances = "; ".join(f"{name}: {s['n_labeled']} labeled + {s['n_unlabeled']} unlabeled, k = {s['n_classes']}, "
-                          f"d = {s['n_features']}, gamma = {s['gamma']}, trade-off {s['tradeoff']}"
-                          for name, s in conv["instances"].items())
-    return (f"Instances {instances}; lambda in {conv['lambdas']}; theta*lambda in {conv['theta_lams']}; "
-            f"T = {conv['n_iter']}, {conv['seeds']} seeds, batch {conv['primary']['batch_size']} with "
-            f"{conv['primary']['n_components']} frequency per step (the paper's sampling)")
 
 
 def _claims_of(table, configurations):
@@ -153,15 +144,6 @@ def _empirical(design, results_tables, results_configurations):
     if results_tables:
         return _claims_of(results_tables[0], list(results_configurations)[:1]), ""
     return None, "the design names no results table (empirical: no protocol with a results_table, and no results_table)"
-
-
-def huber_settings(design):
-    """One-line description of the Huberised-loss study."""
-    spec = design["huber"]
-    return (f"Instances {', '.join(design['convergence']['instances'])} (as rows 5a-6); lambda in {spec['lambdas']}; "
-            f"theta*lambda in {spec['theta_lams']}; T = {spec['n_iter']}, batch "
-            f"{design['convergence']['primary']['batch_size']} with {design['convergence']['primary']['n_components']} "
-            "frequency per step, step theta/t")
 
 
 def _offset_data(spec, path, problem_table):
@@ -237,9 +219,8 @@ def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problem
     criteria = spec["complexity"]["criteria"]
     claims = build_claims(
         checks=run_checks(spec, float(problem_table["M1"].max())), summary=cells, rates=rates,
-        huber_summary=huber_cells, huber_rates=huber_rates, huber_settings=huber_settings(spec),
-        settings=study_settings(spec),
-        design=spec, exponents=exponents_of(sweeps, criteria["confidence"]), local_exponents=local_exponents_of(sweeps),
+        huber_summary=huber_cells, huber_rates=huber_rates, design=spec,
+        exponents=exponents_of(sweeps, criteria["confidence"]), local_exponents=local_exponents_of(sweeps),
         tail_exponents=tail_exponents_of(sweeps, tail=criteria["tail"], confidence=criteria["confidence"]),
         empirical=empirical, empirical_reason=reason, offset_data_summary=offset_cells, offset_data_bounds=bounds)
     write_ledger(claims, md, csv, header=HEADER.format(design=design, sha=design_sha256(design)),

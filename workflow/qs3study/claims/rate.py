@@ -61,7 +61,7 @@ def rate_classes(records, problems, criteria):
     -------
     pandas.DataFrame
         Per cell: ``in_domain``, ``seeds``, ``n_fitted``, ``slope``, ``low``,
-        ``high``, ``p_consistent``, ``p_slower``, their Holm adjustments
+        ``high``, ``se`` (the bootstrap standard error of the slope), ``p_consistent``, ``p_slower``, their Holm adjustments
         ``holm_consistent``, ``holm_slower`` (NaN for cells not tested),
         ``measured_peak`` and ``rate_class`` in {"consistent", "slower",
         "inconclusive", "transient", "not finite", "too few checkpoints",
@@ -81,6 +81,7 @@ def rate_classes(records, problems, criteria):
         low, high = ((float(np.quantile(boot, tail)), float(np.quantile(boot, 1.0 - tail))) if boot.size
                      else (float("nan"), float("nan")))
         p_consistent, p_slower = _p_values(slope, boot, bound) if boot.size else (float("nan"), float("nan"))
+        se = float(np.std(boot, ddof=1)) if boot.size > 1 else float("nan")
         peak = (float(np.mean(peaks)) / float(initial.loc[(cell["instance"], cell["lam"])])
                 if np.isfinite(peaks).all() else float("inf"))
         if n_fitted < criteria["min_fit_checkpoints"]:
@@ -94,7 +95,7 @@ def rate_classes(records, problems, criteria):
         else:
             label = None
         rows.append({**cell, "in_domain": in_lemma2_domain(float(cell["theta_lam"])), "seeds": errors.shape[0],
-                     "n_fitted": n_fitted, "slope": slope, "low": low, "high": high, "p_consistent": p_consistent,
+                     "n_fitted": n_fitted, "slope": slope, "low": low, "high": high, "se": se, "p_consistent": p_consistent,
                      "p_slower": p_slower, "measured_peak": peak, "rate_class": label})
     table = pd.DataFrame(rows)
     tested = table["rate_class"].isna().to_numpy()

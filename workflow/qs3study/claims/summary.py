@@ -56,12 +56,14 @@ def _cell_bounds(marks, pivots, problem, theta, lam, criteria, *, M, suffix=""):
     _, fh_high = bootstrap_mean_interval(pivots["fh_max"], **boot)
     h_low, h_high = bootstrap_mean_interval(pivots["h_error"], **boot)
     out = {}
+    # The error of the zero predictor in each bound's own measure: pointwise against f* (Theorem 1,
+    # and Lemma 1, whose f_t and h_t both start at 0), and ||f*||_H^2 (Lemma 3).
     checks = {
-        "theorem1": (mean_low, max_high, [theorem1_bound(t, theta, M, q1) for t in marks]),
-        "lemma1": (fh_low, fh_high, [lemma1_bound(t, theta, lam, M) for t in marks]),
-        "lemma3": (h_low, h_high, [lemma3_bound(t, q1) for t in marks]),
+        "theorem1": (mean_low, max_high, [theorem1_bound(t, theta, M, q1) for t in marks], problem["initial_error"]),
+        "lemma1": (fh_low, fh_high, [lemma1_bound(t, theta, lam, M) for t in marks], problem["initial_error"]),
+        "lemma3": (h_low, h_high, [lemma3_bound(t, q1) for t in marks], problem["fstar_norm"] ** 2),
     }
-    for name, (low, high, bound) in checks.items():
+    for name, (low, high, bound, zero_error) in checks.items():
         classes = [bound_class(lo, hi, b) for lo, hi, b in zip(low, high, bound)]
         exceeded = [k for k, c in enumerate(classes) if c == "exceeded"]
         if "undefined" in classes:
@@ -82,6 +84,9 @@ def _cell_bounds(marks, pivots, problem, theta, lam, criteria, *, M, suffix=""):
             f"{key}_first_t": int(marks[first]) if first is not None else -1,
             f"{key}_lemma2_ratio_there": (max(lemma2_ratios(theta, lam, int(marks[first])))
                                           if first is not None else float("nan")),
+            # The power statement (design only, no measured error): a bound above the zero predictor's
+            # error at the last checkpoint cannot be exceeded short of divergence.
+            f"{key}_power": (float(bound[-1]) / float(zero_error) if bound[-1] is not None else float("nan")),
         })
     out[f"Q1{suffix}"] = q1
     return out
@@ -106,7 +111,8 @@ def summarise(records, problems, criteria):
         Per cell: ``in_domain``, ``step_offset``, the slope of the mean error
         and of the mean max error with bootstrap intervals and the rate class,
         the bound classes and ratios of Lemmas 1, 3 and Theorem 1 with M fixed
-        at f*, ``assumption3_exceeded`` (a sampled ``|l'|`` above the fixed
+        at f*, their power (``<bound>_power``: the bound at the last checkpoint over the
+        error of ``f = 0``), ``assumption3_exceeded`` (a sampled ``|l'|`` above the fixed
         ``M_1``), the same bound columns suffixed ``_sampled_M`` with ``M_1`` the
         largest ``|l'|`` the run sampled (read after the run), and the predicted and measured peak amplification.
     """

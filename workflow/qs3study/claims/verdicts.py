@@ -13,14 +13,16 @@ import numpy as np
 from scipy import stats
 
 __all__ = [
-    "VERDICTS", "HOLDS", "CONDITIONAL", "FAILS", "PREMISE_FAILS", "INCONCLUSIVE", "NOT_CHECKABLE", "NOT_EVALUATED",
+    "VERDICTS", "HOLDS", "UNINFORMATIVE", "CONDITIONAL", "FAILS", "PREMISE_FAILS", "INCONCLUSIVE", "NOT_CHECKABLE", "NOT_EVALUATED",
     "counterexample_verdict", "identity_verdict", "difference_verdict", "witness_verdict",
     "rate_class", "bound_class", "domain_verdict", "premise_verdict", "exponent_class", "upper_bound_class", "complexity_verdict",
     "transient_verdict", "offset_verdict", "dependent_proof_verdict", "facts_verdict", "data_facts_verdict", "not_checkable",
-    "not_evaluated",
+    "not_evaluated", "powered",
 ]
 
 HOLDS = "holds"
+#: It passed, but its power statement says it could not have failed short of divergence.
+UNINFORMATIVE = "holds (uninformative)"
 CONDITIONAL = "holds under stated conditions"
 FAILS = "fails"
 #: The conclusion is violated, but only where a stated assumption is violated too.
@@ -28,7 +30,17 @@ PREMISE_FAILS = "premise fails"
 INCONCLUSIVE = "inconclusive"
 NOT_CHECKABLE = "not checkable"
 NOT_EVALUATED = "not evaluated"
-VERDICTS = (HOLDS, CONDITIONAL, FAILS, PREMISE_FAILS, INCONCLUSIVE, NOT_CHECKABLE, NOT_EVALUATED)
+VERDICTS = (HOLDS, UNINFORMATIVE, CONDITIONAL, FAILS, PREMISE_FAILS, INCONCLUSIVE, NOT_CHECKABLE, NOT_EVALUATED)
+
+
+def powered(verdict, can_fail):
+    """A statistical check's verdict read with its power statement.
+
+    A "holds" from a check whose design could not have failed it short of divergence
+    (``can_fail`` false, decided from the design before the data) is "holds (uninformative)";
+    every other verdict is returned as it is.
+    """
+    return UNINFORMATIVE if verdict == HOLDS and not can_fail else verdict
 
 
 def counterexample_verdict(counterexamples, cases, *, conditions=False):

@@ -1,0 +1,135 @@
+"""Mutation suite of the ledger's statistical rows.
+
+For each row, one change of its inputs that must flip the verdict and one that must not;
+and the evidence text must change with the verdict (no clause fixed regardless of the data).
+"""
+
+import pathlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from qs3study.claims import verdicts as v
+from qs3study.claims.design import load_design
+from qs3study.claims.rows import bounds, complexity, exact, rate, stability
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BOUNDS = ("lemma1", "lemma3", "theorem1")
+
+
+@pytest.fixture(scope="module")
+def design():
+    return load_design(ROOT / "tests" / "theory" / "design_ci.yaml")
+
+
+def bound_cells(power=(0.5, 20.0, 30.0), classes=("respected",) * 3, premise=(True, True, True)):
+    """Per-cell bound summaries of three cells inside the stated range (batch 1, the paper's schedule)."""
+    rows = []
+    for k, (p, c, holds) in enumerate(zip(power, classes, premise)):
+        row = {"instance": "A", "lam": 2.0 ** -k, "theta_lam": 1.5, "batch_size": 1, "schedule": "paper",
+               "in_domain": True, "assumption3_exceeded": not holds}
+        for name in BOUNDS:
+            row.update({f"{name}_class": c, f"{name}_power": p, f"{name}_max_ratio": 2.0 if c == "exceeded" else 0.1,
+                        f"{name}_first_t": 10 if c == "exceeded" else -1,
+                        f"{name}_lemma2_ratio_there": 1.0 if c == "exceeded" else np.nan,
+                        f"{name}_sampled_M_class": c})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def bound_rows(summary):
+    return {c.id: c for c in bounds.rows_convergence(summary, "settings", prefix="H")}
+
+
+@pytest.mark.parametrize("row_id", ["H5a", "H5b", "H6"])
+def test_bound_rows_flip_with_an_exceeded_cell_and_not_with_another_cells_power(row_id):
+    base = bound_rows(bound_cells())[row_id]
+    assert base.verdict == v.HOLDS
+    flipped = bound_rows(bound_cells(classes=("respected", "exceeded", "respected")))[row_id]
+    assert flipped.verdict == v.FAILS
+    assert flipped.evidence != base.evidence
+    same = bound_rows(bound_cells(power=(0.5, 2.0, 300.0)))[row_id]
+    assert same.verdict == v.HOLDS
+
+
+@pytest.mark.parametrize("row_id", ["H5a", "H5b", "H6"])
+def test_a_bound_no_cell_can_fail_reads_uninformative_and_says_so(row_id):
+    informative = bound_rows(bound_cells())[row_id]
+    vacuous = bound_rows(bound_cells(power=(1.5, 20.0, 30.0)))[row_id]
+    assert vacuous.verdict == v.UNINFORMATIVE
+    assert "above 1 in every cell" in vacuous.evidence and "above 1 in every cell" not in informative.evidence
+    # a failure is a failure whatever the power
+    assert bound_rows(bound_cells(power=(1.5, 20.0, 30.0), classes=("exceeded",) * 3))[row_id].verdict == v.FAILS
+
+
+def test_a_bound_exceeded_only_where_the_premise_fails_is_a_premise_failure():
+    cells = bound_cells(classes=("respected", "exceeded", "respected"), premise=(True, False, True))
+    assert bound_rows(cells)["H6"].verdict == v.PREMISE_FAILS
+
+
+def rate_cells(classes, se=0.01, slope=-1.0):
+    """The rate study's per-cell classes: cells inside the range, every one tested."""
+    n = len(classes)
+    return pd.DataFrame({
+        "instance": ["A"] * n, "lam": [2.0 ** -k for k in range(n)], "theta_lam": [1.5] * n, "in_domain": [True] * n,
+        "rate_class": list(classes), "n_fitted": [10] * n, "slope": [slope] * n, "low": [slope - 2 * se] * n,
+        "high": [slope + 2 * se] * n, "se": [se] * n, "measured_peak": [1.0] * n,
+        "holm_consistent": [0.01] * n, "holm_slower": [1.0] * n})
+
+
+def test_rate_row_flips_with_a_slower_cell_and_not_with_a_slope_inside_its_class(design):
+    row = lambda rates: rate.row_huber_rate(rates, "settings", design["rate"], design["huber"])  # noqa: E731
+    base = row(rate_cells(["consistent"] * 3))
+    assert base.verdict == v.HOLDS
+    flipped = row(rate_cells(["consistent", "slower", "consistent"]))
+    assert flipped.verdict == v.FAILS and flipped.evidence != base.evidence
+    assert row(rate_cells(["consistent"] * 3, slope=-1.1)).verdict == v.HOLDS
+
+
+def test_rate_power_follows_the_standard_error(design):
+    criteria = design["rate"]["criteria"]
+    tight, can_fail = rate._rate_power(rate_cells(["consistent"] * 3, se=0.01), criteria)
+    assert can_fail and "can be called consistent" in tight
+    # an interval so wide that only a non-decaying error is called slower
+    loose, can_fail = rate._rate_power(rate_cells(["consistent"] * 3, se=1.0), criteria)
+    assert not can_fail and "cannot be called consistent" in loose and "slope >= 0" in loose
+    row = rate.row_huber_rate(rate_cells(["consistent"] * 3, se=1.0), "settings", design["rate"], design["huber"])
+    assert row.verdict == v.UNINFORMATIVE
+
+
+def test_table1_space_evidence_follows_its_counts():
+    grows = {"n": 40, "D": 4, "n_iters": [5, 10], "coefficients": [20, 40], "per_iteration": [4]}
+    constant = {**grows, "coefficients": [40, 40], "per_iteration": [8, 4]}
+    fails, holds = complexity.row_table1_space(grows), complexity.row_table1_space(constant)
+    assert (fails.verdict, holds.verdict) == (v.FAILS, v.HOLDS)
+    assert "t x D coefficients, which O(Dn) omits" in fails.evidence
+    assert "O(Dn) omits" not in holds.evidence and "= D" not in holds.evidence
+    # a different growth that still grows does not flip it
+    assert complexity.row_table1_space({**grows, "coefficients": [20, 60]}).verdict == v.FAILS
+
+
+def test_algorithm1_evidence_follows_its_deviations():
+    printed = {"finite_difference_step": 1e-7, "cases": 3, "printed_deviation": 4.0, "gradient_deviation": 1e-7,
+               "shrink_deviation": 1.0, "shrink_steps": 20, "lam": 0.5}
+    agreeing = {**printed, "printed_deviation": 1e-8, "shrink_deviation": 0.0}
+    fails, holds = exact.row_algorithm1(printed, 1e-4), exact.row_algorithm1(agreeing, 1e-4)
+    assert (fails.verdict, holds.verdict) == (v.FAILS, v.HOLDS)
+    assert "l_5 belongs to phi(x_u)" in fails.evidence and "l_5" not in holds.evidence
+    assert exact.row_algorithm1({**printed, "printed_deviation": 2.0}, 1e-4).verdict == v.FAILS
+
+
+def transient_cells(measured):
+    predicted = [1e3, 1e4, 1e5, 1e6]
+    return pd.DataFrame({"instance": "A", "lam": [1.0, 0.5, 0.25, 0.125], "theta_lam": 1.5, "batch_size": 1,
+                         "schedule": "paper", "predicted_peak": predicted, "measured_peak": measured,
+                         "predicted_t_peak": 10, "predicted_peak_sampled": 1e9, "curvature": 1.0})
+
+
+def test_transient_row_flips_when_the_measured_peaks_leave_the_prediction(design):
+    criteria = design["convergence"]["criteria"]
+    base = stability.row_transient(transient_cells([1e3, 1e4, 1e5, 1e6]), criteria)
+    assert base.verdict == v.HOLDS
+    flipped = stability.row_transient(transient_cells([1e9, 1e8, 1e7, 1e-6]), criteria)
+    assert flipped.verdict == v.FAILS and flipped.evidence != base.evidence
+    assert stability.row_transient(transient_cells([2e3, 1e4, 1e5, 3e6]), criteria).verdict == v.HOLDS
