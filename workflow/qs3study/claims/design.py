@@ -35,6 +35,14 @@ REQUIRED = (
     "complexity.criteria.tolerance", "complexity.criteria.claimed", "complexity.criteria.tail",
     "complexity.criteria.dominance",
     "checks.algorithm1", "checks.appendix_thresholds", "checks.assumption3", "checks.coefficient_storage", "checks.table2.mirror",
+    "v2.theorem1_search.lambdas", "v2.theorem1_search.theta_lams", "v2.theorem1_search.t_values",
+    "v2.huber_informative.delta", "v2.huber_informative.lambdas", "v2.huber_informative.theta_lams",
+    "v2.huber_informative.seeds", "v2.huber_informative.n_iter", "v2.huber_informative.check_from",
+    "v2.rate.theta_lams", "v2.rate.seeds", "v2.rate.n_iter", "v2.rate.window_from", "v2.rate.window_points",
+    "v2.rate.criteria.fit_from", "v2.rate.criteria.min_fit_checkpoints", "v2.rate.criteria.rate_target",
+    "v2.rate.criteria.margin", "v2.rate.criteria.alpha", "v2.rate.criteria.noise_sigma",
+    "v2.rate.criteria.noise_ell", "v2.rate.criteria.power", "v2.rate.criteria.transient_peak",
+    "v2.complexity.repeats", "v2.complexity.criteria.dominance", "v2.complexity.criteria.memory_vs_t",
     "empirical", "history",
 )
 

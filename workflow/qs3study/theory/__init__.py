@@ -7,6 +7,7 @@ Modules, one per claim or concern:
 ``threshold_lemma``    claim 3: uniqueness and order of the all-threshold minimiser; the appendix's ``e_j``
 ``coefficients``       claim 4 (Lemma 2): the coefficients ``a_t^i``
 ``bounds``             the constants of Lemmas 1, 3 and Theorem 1
+``bound_ratio``        Theorem 1's bound over the error of ``f = 0``: where the bound says something
 ``convergence``        claims 5-6: ``f_t`` and ``h_t`` against the exact ``f*``; curvature and transient
 ``algorithm_printed``  Algorithm 1 as printed against the gradient
 ``assumptions``        Assumption 3 for the pairwise losses
