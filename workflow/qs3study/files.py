@@ -21,7 +21,7 @@ __all__ = ["atomic_path", "write_text", "write_json", "read_json", "write_csv", 
            "save_figure", "read_columns", "refuse_foreign_files"]
 
 
-def atomic_path(path, suffix=None):
+def atomic_path(path, suffix=None, *, clean_stale=True):
     """Context manager yielding a temporary path next to ``path``, renamed onto it on success.
 
     The temporary file lives in the same folder (so the rename is atomic) and
@@ -34,11 +34,16 @@ def atomic_path(path, suffix=None):
     path : str or path-like
     suffix : str, optional
         Extension of the temporary file; the final path's by default.
+    clean_stale : bool
+        Remove temporary files of ``path`` left by a writer killed before its
+        rename. False where several processes may write ``path`` at once (a
+        shared cache): one of them must not remove another's file in flight.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in path.parent.glob(f".{path.name}.*"):  # left by a job killed before its rename
-        stale.unlink(missing_ok=True)
+    if clean_stale:
+        for stale in path.parent.glob(f".{path.name}.*"):
+            stale.unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or path.suffix, dir=path.parent)
     os.close(fd)
     umask = os.umask(0)

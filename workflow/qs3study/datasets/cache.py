@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from qs3study.files import atomic_path
+
 from .errors import CacheNotWritableError, CacheRebuildWarning
 
 CACHE_ENV = "QS3ORAO_CACHE"
@@ -104,20 +106,15 @@ def check_writable(folder):
 
 
 def save_npz_atomic(path, **arrays):
-    """Write arrays to ``path`` (npz) via a temporary file and an atomic rename.
+    """Write arrays to ``path`` (npz) through :func:`qs3study.files.atomic_path`.
 
-    A crash part-way leaves at most a ``*.part`` file, never a truncated
-    ``path``.
+    A crash part-way never leaves a truncated ``path``; other processes writing
+    the same cache entry at the same time are left alone.
     """
     path = Path(path)
-    fd, tmp = temporary_in(path.parent, path.name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    check_writable(path.parent)
+    with atomic_path(path, clean_stale=False) as tmp, open(tmp, "wb") as handle:
+        np.savez(handle, **arrays)
 
 
 def save_json_npz(path, info, **arrays):
