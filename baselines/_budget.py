@@ -12,16 +12,24 @@ n_labeled=None)`` returns the bytes a fit with the estimator's own parameters
 (a map's width, a number of centres) allocates on ``n_samples`` rows of
 ``n_features`` features in ``n_classes`` classes, ``n_labeled`` of the rows
 labeled (None: every row).
+
+The exact methods with two solvers (M-PNU-AUC, M-SAMULT) take a ``low_memory``
+parameter: False the fast solver, True the low-memory one, None the fast one
+when it fits the budget and the low-memory one otherwise
+(:func:`takes_low_memory`); their estimate is that of the solver a fit takes.
 """
 
 from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from qs3orao.chunking import FLOAT_BYTES, chunk_bytes, chunk_rows
-from qs3orao.validation import check_memory_budget
+from qs3orao.validation import check_memory_budget, plain
 
 __all__ = ["MemoryBudgetExceeded", "DEFAULT_FRACTION", "available_memory", "resolve_budget", "check_budget",
+           "takes_low_memory",
            "chunk_rows", "chunk_bytes", "FLOAT_BYTES"]
 
 DEFAULT_FRACTION = 0.5
@@ -80,3 +88,20 @@ def check_budget(what, estimate_bytes, memory_budget):
     if estimate_bytes > budget:
         raise MemoryBudgetExceeded(what, estimate_bytes, budget)
     return int(estimate_bytes)
+
+
+def takes_low_memory(low_memory, fast_bytes, memory_budget):
+    """Whether a fit takes its low-memory solver: ``low_memory``, or if None, whether the fast one would not fit.
+
+    Parameters
+    ----------
+    low_memory : bool or None
+    fast_bytes : int
+        The fast solver's estimate.
+    memory_budget : int or None
+    """
+    if low_memory is None:
+        return fast_bytes > resolve_budget(memory_budget)
+    if not isinstance(low_memory, (bool, np.bool_)):
+        raise ValueError(f"low_memory must be True, False or None, got {plain(low_memory)}")
+    return bool(low_memory)

@@ -9,7 +9,7 @@ import numpy as np
 from qs3orao.validation import UNLABELED, check_positive, check_semisupervised, check_shared_params, plain
 from qs3orao.kernels import resolve_seed
 
-from ._budget import FLOAT_BYTES, check_budget, chunk_bytes
+from ._budget import FLOAT_BYTES, check_budget, chunk_bytes, takes_low_memory
 from ._common import SplitwiseModel, check_split_values, check_threshold_loss, kernel_map, kernel_scores
 from .kernel_cache import cached, caching
 from qs3orao.quadratic import GroupMoments, pnu_risk, solve_feature_space, solve_feature_space_path
@@ -64,7 +64,7 @@ class MPNUAUC(SplitwiseModel):
     n_basis : int, optional
         Number of kernel centres drawn from all training rows (the original
         code's ``n_basis``).  Default: every training row is a centre, the exact
-        setting, O(n^3) time and O(k n^2) memory.
+        setting, O(n^3) time and O(k n^2) memory (O(n^2) with ``low_memory``).
     threshold_loss : {"ordinal_logistic", "hinge", "squared_hinge", "logistic"}, default="ordinal_logistic"
         Surrogate for the per-split thresholds used by ``predict``.
     classes : array-like, optional
@@ -73,6 +73,12 @@ class MPNUAUC(SplitwiseModel):
         Seed of the centre subsample (used only with ``n_basis``).
     memory_budget : int, optional
         Bytes the fit may allocate; None means half of the available memory.
+    low_memory : bool or None, default=None
+        True: each split's ``b x b`` system is summed from the kernel rows on its
+        own (one ``b x b`` matrix instead of one per class; one pass over the rows
+        per split); False: the per-class moments are summed once and every split's
+        system is their weighted sum (one pass); None: the latter when it fits
+        ``memory_budget``, else the former.  Both give the same model to rounding.
 
     Attributes
     ----------
@@ -86,11 +92,13 @@ class MPNUAUC(SplitwiseModel):
     train_scores_ : ndarray of shape (n_samples, k - 1)
     memory_estimate_ : int
         Bytes the fit was estimated to allocate.
+    low_memory_ : bool
+        Whether the fit took the low-memory solver.
     n_features_in_ : int
     """
 
     def __init__(self, *, gamma=1.0, lam=1.0, pnu_mix=0.0, priors=None, n_basis=None, threshold_loss="ordinal_logistic",
-                 classes=None, random_state=None, memory_budget=None):
+                 classes=None, random_state=None, memory_budget=None, low_memory=None):
         self.gamma = gamma
         self.lam = lam
         self.pnu_mix = pnu_mix
@@ -100,23 +108,33 @@ class MPNUAUC(SplitwiseModel):
         self.classes = classes
         self.random_state = random_state
         self.memory_budget = memory_budget
+        self.low_memory = low_memory
 
     def estimate_memory(self, n_samples, n_features, n_classes, n_labeled=None):
-        """Bytes a fit allocates (the signature of :mod:`baselines._budget`).
+        """Bytes a fit allocates (the signature of :mod:`baselines._budget`), with the solver it takes.
 
-        One ``b x b`` moment per class and for the unlabeled rows (``b``: ``n_basis``
-        or every row), the system, and the larger of the row chunks of the prior
-        estimation (labeled x all distances) and of the moment pass.  Unlabeled rows
-        (``n_labeled < n_samples``) add their moment and the prior estimation, so the
-        default, every row labeled, is no upper bound.
+        The fast solver holds one ``b x b`` moment per class and for the unlabeled rows
+        (``b``: ``n_basis`` or every row) and the system; the low-memory one a split's
+        system and a second ``b x b`` matrix (a path's eigenvectors, or the system made
+        again when a non-convex risk falls back from Cholesky).  Both add the centres,
+        the scores, and the larger of the row chunks of the prior estimation (labeled x
+        all distances) and of the moment pass.  Unlabeled rows (``n_labeled < n_samples``)
+        add their moment and the prior estimation, so the default, every row labeled, is
+        no upper bound.
         """
+        fast, low = self._solver_bytes(n_samples, n_features, n_classes, n_labeled)
+        return low if takes_low_memory(self.low_memory, fast, self.memory_budget) else fast
+
+    def _solver_bytes(self, n_samples, n_features, n_classes, n_labeled):
+        """Bytes of the fast and of the low-memory solver (see :meth:`estimate_memory`)."""
         b = n_samples if self.n_basis is None else min(self.n_basis, n_samples)
         n_labeled = n_samples if n_labeled is None else n_labeled
         n_atoms = n_classes + int(n_labeled < n_samples)
         prior_chunk = chunk_bytes(n_labeled, n_samples, copies=3) if n_labeled < n_samples else 0
-        return (GroupMoments.nbytes(n_atoms, n_atoms, b)
-                + FLOAT_BYTES * (b * b + b * n_features + 2 * n_classes * n_samples)
-                + max(prior_chunk, chunk_bytes(n_samples, b, copies=2)))
+        shared = (FLOAT_BYTES * (b * n_features + 2 * n_classes * n_samples)
+                  + max(prior_chunk, chunk_bytes(n_samples, b, copies=2)))
+        return (GroupMoments.nbytes(n_atoms, n_atoms, b) + FLOAT_BYTES * b * b + shared,
+                GroupMoments.nbytes(2, n_atoms, b) + shared)
 
     def _check_params(self):
         check_positive(self.gamma, "gamma")
@@ -151,15 +169,18 @@ class MPNUAUC(SplitwiseModel):
         -------
         self
         """
-        X, codes, (features, moments) = self._prepare(X, y)
-        coef = np.array([solve_feature_space(moments, risk, self.lam) for risk in self.risks_])
-        del moments
+        X, codes, (features, moments_for) = self._prepare(X, y)
+        coef = np.array([solve_feature_space(moments_for(risk), risk, self.lam) for risk in self.risks_])
+        del moments_for
         return self._finish(X, codes, (features, None), coef)
 
     def _prepare(self, X, y, path=False):
-        """Validate, check the budget, estimate the priors, choose the centres, accumulate the moments.
+        """Validate, choose the solver and check its budget, estimate the priors, choose the centres.
 
-        The path solver's eigenvectors take no more than the moments a separate solve factors in place.
+        Returns ``moments_for(risk)``, the moments a split's solve takes: the per-class moments,
+        accumulated here (the fast solver), or ones weighted for that risk, accumulated when asked
+        (the low-memory solver).  The fast path solver's eigenvectors take no more than the moments
+        a separate solve factors in place.
         """
         self._check_params()
         X, codes, self.classes_, _ = check_semisupervised(X, y, classes=self.classes)
@@ -172,9 +193,10 @@ class MPNUAUC(SplitwiseModel):
         n_centres = X.shape[0] if self.n_basis is None else min(self.n_basis, X.shape[0])
         # In a search (a reuse_kernels block) the rows' kernel features are kept too (baselines._common.in_chunks).
         kept = FLOAT_BYTES * X.shape[0] * n_centres if caching() else 0
-        self.memory_estimate_ = check_budget(
-            "M-PNU-AUC", self.estimate_memory(*X.shape, self.classes_.size, int(np.sum(codes != UNLABELED))) + kept,
-            self.memory_budget)
+        fast, low = self._solver_bytes(*X.shape, self.classes_.size, int(np.sum(codes != UNLABELED)))
+        self.low_memory_ = takes_low_memory(self.low_memory, fast + kept, self.memory_budget)
+        self.memory_estimate_ = check_budget("M-PNU-AUC (low-memory solver)" if self.low_memory_ else "M-PNU-AUC",
+                                             (low if self.low_memory_ else fast) + kept, self.memory_budget)
         self.priors_ = self._resolve_priors(X, codes, n_splits)
         if self.n_basis is None:
             self.centres_ = X
@@ -182,16 +204,24 @@ class MPNUAUC(SplitwiseModel):
             rng = np.random.default_rng(resolve_seed(self.random_state))
             self.centres_ = X[np.sort(rng.choice(X.shape[0], n_centres, replace=False))]
         features = kernel_map(self.centres_, self.gamma)
-        moments = cached("pnu_moments", (self.centres_, X, codes), (self.gamma,),
-                         lambda: GroupMoments.accumulate(features, X, codes, self.centres_.shape[0]))
+        b = self.centres_.shape[0]
+        if self.low_memory_:
+            def moments_for(risk):
+                return GroupMoments.accumulate(features, X, codes, b, risk)
+        else:
+            moments = cached("pnu_moments", (self.centres_, X, codes), (self.gamma,),
+                             lambda: GroupMoments.accumulate(features, X, codes, b))
+
+            def moments_for(risk):
+                return moments
         self.risks_ = [pnu_risk(j, n_splits + 1, pnu_mix, prior)
                        for j, (pnu_mix, prior) in enumerate(zip(self.pnu_mix_, self.priors_))]
-        return X, codes, (features, moments)
+        return X, codes, (features, moments_for)
 
     def _solve_path(self, prepared, codes, lams):
         """Coefficients of every split for every ``lam``, shape ``(len(lams), k - 1, b)``."""
-        _, moments = prepared
-        return np.stack([solve_feature_space_path(moments, risk, lams) for risk in self.risks_], axis=1)
+        _, moments_for = prepared
+        return np.stack([solve_feature_space_path(moments_for(risk), risk, lams) for risk in self.risks_], axis=1)
 
     def _finish(self, X, codes, prepared, coef):
         self.coef_ = coef

@@ -27,6 +27,7 @@ training row (``F = K c``, RKHS norm) gives ``(H K + lam I) c = -g`` instead.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -223,6 +224,8 @@ class GroupMoments:
         ``second`` is None and memory is one ``b x b`` matrix instead of one per atom.
     risk : PairwiseRisk or None
         The risk ``weighted`` was built for.
+    refill : callable or None
+        Makes ``weighted`` again (one more pass over the rows) once a solve has consumed it.
     """
 
     counts: dict
@@ -230,6 +233,7 @@ class GroupMoments:
     second: dict | None
     weighted: np.ndarray | None = None
     risk: PairwiseRisk | None = None
+    refill: Callable | None = None
 
     @staticmethod
     def nbytes(n_matrices, n_atoms, n_basis):
@@ -261,7 +265,8 @@ class GroupMoments:
                     _add_gram(second[int(a)], block, 1.0)
                 elif diag[int(a)] != 0.0:
                     _add_gram(weighted, block, diag[int(a)])
-        return cls(counts, sums, second, weighted, risk)
+        refill = None if risk is None else lambda: cls.accumulate(features, X, codes, n_basis, risk).weighted
+        return cls(counts, sums, second, weighted, risk, refill)
 
 
 def _warn_not_convex():
@@ -278,6 +283,7 @@ def _solve_symmetric(system, rhs, rebuild):
     if info == 0:
         return linalg.cho_solve((factor, False), rhs, check_finite=False)
     _warn_not_convex()
+    del system, factor  # the failed factor is freed before the system is made again
     return linalg.solve(rebuild(), rhs, assume_a="sym", check_finite=False)
 
 
@@ -313,10 +319,11 @@ def _feature_space_problem(moments, risk):
     group_sums = np.array([sum(moments.sums[a] for a in group if a in moments.sums) for group in form.groups])
 
     def build():
-        if moments.weighted is not None:
+        if moments.risk is not None:
             if moments.risk is not risk:
                 raise ValueError("these moments were weighted for another risk")
-            system, moments.weighted = moments.weighted, None
+            system = moments.weighted if moments.weighted is not None else moments.refill()
+            moments.weighted = None
         else:
             system = _zeros(group_sums.shape[1])
             for atom, weight in form.diag.items():

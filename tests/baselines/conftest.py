@@ -1,4 +1,5 @@
 import signal
+import tracemalloc
 from contextlib import contextmanager
 
 import numpy as np
@@ -14,6 +15,21 @@ def ordinal_problem(n=150, n_labeled=60, n_classes=3, d=2, seed=0):
     y_train = y.copy()
     y_train[n_labeled:] = -1
     return X, y_train, y
+
+
+def _traced_peak(fit):
+    """Peak bytes that numpy and Python allocate while ``fit()`` runs (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        fit()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.fixture
+def traced_peak():
+    return _traced_peak
 
 
 @pytest.fixture

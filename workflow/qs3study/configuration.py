@@ -8,8 +8,10 @@ A method's parameters come from four places; a later one wins over an earlier on
 3. the method's own ``methods.<label>.params``;
 4. values found by tuning.
 
-Then ``random_state`` is the trial seed and ``memory_budget`` the protocol's budget, unless
-one of the above set them. Tuning and training both build their estimators with
+Then ``random_state`` is the trial seed, ``memory_budget`` the protocol's budget and
+``low_memory`` (the exact baselines' solver) False, or None (the low-memory solver where
+the fast one exceeds the budget) with ``protocol.low_memory_exact``, unless one of the
+above set them. Tuning and training both build their estimators with
 :func:`build_estimator`, so the same configuration gives the same estimator.
 
 The plan checks a configuration before any job runs (:func:`check_methods`: every
@@ -30,7 +32,7 @@ from baselines.registry import get_method, make_method, tuning_grid
 from .design import parse_size
 from .grids import STAGED, resolve_grid
 
-__all__ = ["NO_GRID", "REMOVABLE", "check_unique_keys", "drop_removed_entries", "configuration_error", "method_config", "method_spec", "build_estimator", "check_methods",
+__all__ = ["NO_GRID", "REMOVABLE", "check_unique_keys", "drop_removed_entries", "configuration_error", "method_config", "method_spec", "build_estimator", "job_memory_mb", "check_methods",
            "check_rows"]
 
 NO_GRID = (None, "none", "null")
@@ -70,13 +72,17 @@ def method_spec(config, label, dataset):
     -------
     dict
         ``method`` (registered name), ``params`` (dataset then method parameters, only those
-        the method takes) and ``memory_budget_mb``.
+        the method takes), ``memory_budget_mb``, and ``low_memory_exact: True`` when the
+        protocol sets it (absent otherwise, so that a plan without it keeps its parameters).
     """
     entry = method_config(config, label)
     accepted = make_method(entry["method"]).get_params()
     shared = {name: value for name, value in config["datasets"][dataset]["params"].items() if name in accepted}
-    return {"method": entry["method"], "params": {**shared, **entry["params"]},
+    spec = {"method": entry["method"], "params": {**shared, **entry["params"]},
             "memory_budget_mb": config["protocol"]["memory_budget_mb"]}
+    if config["protocol"].get("low_memory_exact"):
+        spec["low_memory_exact"] = True
+    return spec
 
 
 def build_estimator(spec, *, seed, tuned=None):
@@ -113,7 +119,35 @@ def build_estimator(spec, *, seed, tuned=None):
         injected["random_state"] = seed
     if "memory_budget" in accepted and "memory_budget" not in params:
         injected["memory_budget"] = int(spec["memory_budget_mb"] * 2**20)
+    if "low_memory" in accepted and "low_memory" not in params:
+        injected["low_memory"] = None if spec.get("low_memory_exact") else False
     return make_method(spec["method"], **params, **injected), params
+
+
+def job_memory_mb(spec, *, n_rows, n_features, n_classes, n_labeled):
+    """MiB the estimator of ``spec`` says a fit on ``n_rows`` rows allocates, at most its budget; None without an estimate.
+
+    The estimate (``estimate_memory``, :mod:`baselines._budget`) is that of the solver the fit
+    takes at the protocol's budget; above the budget the fit stops before it allocates, so the
+    budget bounds what it holds.
+
+    Parameters
+    ----------
+    spec : dict
+        From :func:`method_spec`.
+    n_rows, n_features, n_classes, n_labeled : int
+        The training rows (labeled and unlabeled), features, classes and labeled rows.
+
+    Returns
+    -------
+    int or None
+    """
+    estimator, _ = build_estimator(spec, seed=0)
+    if not hasattr(estimator, "estimate_memory"):
+        return None
+    estimate = estimator.estimate_memory(n_rows, n_features, n_classes, n_labeled)
+    budget = getattr(estimator, "memory_budget", None)
+    return math.ceil((estimate if budget is None else min(estimate, budget)) / 2**20)
 
 
 def configuration_error(key, message):

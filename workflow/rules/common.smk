@@ -5,7 +5,8 @@ import functools
 
 from qs3study.datasets import DATASETS, resolve_mirror
 from qs3study.stages.data import dataset_spec as configured_spec
-from qs3study.configuration import check_methods, check_rows, configuration_error, method_config, method_spec
+from qs3study.configuration import (check_methods, check_rows, configuration_error, job_memory_mb, method_config,
+                                    method_spec)
 from qs3study.design import ALL, BATCH_RECORD, TRIAL_RESULT, size_token
 
 RESULTS = "results"
@@ -230,7 +231,43 @@ def train_runtime(wildcards, attempt=1):
     return resource_by_size("runtime")(wildcards, attempt) * len(batch_trials(wildcards))
 
 
+#: MiB a job holds beside its fit's arrays: the interpreter, its libraries, the data and the results.
+JOB_RESERVE_MB = 2048
+
+
 def train_mem_mb(wildcards, attempt=1):
-    """Memory of a training job: its dataset's size class, at least the memory budget plus 2 GB."""
+    """Memory of a tuning job: its dataset's size class, at least the memory budget plus the reserve."""
     budget = PROTOCOL["memory_budget_mb"]
-    return max(resource_by_size("mem_mb")(wildcards, attempt), int(budget + 2048))
+    return max(resource_by_size("mem_mb")(wildcards, attempt), int(budget + JOB_RESERVE_MB))
+
+
+def planned_shape(dataset):
+    """``(n_features, n_classes)`` of a dataset as documented before loading, None where either is not."""
+    spec, options = dataset_spec(dataset), dataset_options(dataset)
+    n_features = options["n_svd_components"] if spec.kind == "reviews" else (spec.shape or (None, None))[1]
+    n_classes = {"regression": options["n_bins"], "reviews": 5}.get(spec.kind)
+    return None if n_features is None or n_classes is None else (n_features, n_classes)
+
+
+def fit_memory_mb(wildcards):
+    """MiB the method's own estimate gives a training job's fit (its size's rows), None where it cannot be planned."""
+    shape, rows = planned_shape(wildcards.dataset), documented_rows(wildcards.dataset)
+    n_labeled = PROTOCOL["n_labeled"]
+    if shape is None or (wildcards.size == ALL and rows is None):
+        return None
+    n_rows = rows if wildcards.size == ALL else n_labeled + int(wildcards.size)
+    spec = method_spec(config, wildcards.method, wildcards.dataset)
+    return job_memory_mb(spec, n_rows=n_rows, n_features=shape[0], n_classes=shape[1], n_labeled=n_labeled)
+
+
+def train_job_mem_mb(wildcards, attempt=1):
+    """Memory of a training job: its fit's own estimate plus the reserve, at least its dataset's size class.
+
+    So that a machine run with ``--resources mem_mb=...`` never starts two jobs whose fits do not fit
+    together, and a cluster packs them by memory.  A method without an estimate (or a dataset whose
+    shape is not documented) asks for the memory budget plus the reserve, as a tuning job does.
+    """
+    fit = fit_memory_mb(wildcards)
+    if fit is None:
+        return train_mem_mb(wildcards, attempt)
+    return max(resource_by_size("mem_mb")(wildcards, attempt), (fit + JOB_RESERVE_MB) * attempt)

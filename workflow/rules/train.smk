@@ -57,7 +57,7 @@ rule train:
         f"{BENCHMARKS}/train/{BATCH}.tsv"
     threads: 1
     resources:
-        mem_mb=train_mem_mb,
+        mem_mb=train_job_mem_mb,
         runtime=train_runtime,
     script:
         "../scripts/train.py"

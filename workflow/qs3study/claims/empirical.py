@@ -118,14 +118,15 @@ def _full_rows(table):
 def _memory_need(table):
     """``need(method, dataset, n_rows)``: the method's own memory estimate (MiB) with the dataset's shape.
 
-    The estimate is the registered method's (its default parameters), on ``n_rows`` rows of which at most the
-    dataset's labeled rows are labeled.
+    The estimate is the registered method's (its default parameters, the fast solver where there are two), on
+    ``n_rows`` rows of which at most the dataset's labeled rows are labeled.
     """
     shapes = table.groupby("dataset")[["n_features", "n_classes", "n_labeled"]].max()
 
     def need(method, dataset, n_rows):
         d, k, n_labeled = (int(v) for v in shapes.loc[dataset])
-        return make_method(method).estimate_memory(n_rows, d, k, min(n_labeled, n_rows)) / 2**20
+        fast = {"low_memory": False} if "low_memory" in make_method(method).get_params() else {}
+        return make_method(method, **fast).estimate_memory(n_rows, d, k, min(n_labeled, n_rows)) / 2**20
 
     return need
 

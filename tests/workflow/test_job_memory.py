@@ -1,0 +1,40 @@
+"""A training job asks Snakemake for the memory its method's own estimate gives at the job's size."""
+
+import math
+import re
+
+from baselines import MPNUAUC, MSAMULT
+
+from test_workflow import CONFIGS, snakemake
+
+RESERVE_MB = 2048
+
+
+def train_mem_mb(dry_run):
+    """``{output folder: mem_mb}`` of the dry run's train jobs."""
+    jobs, output = {}, None
+    for line in dry_run.splitlines():
+        line = line.strip()
+        if line.startswith("output: results/runs/"):
+            output = line.split("output: ")[1]
+        elif line.startswith("resources:") and output is not None:
+            jobs[output] = int(re.search(r"mem_mb=(\d+)", line).group(1))
+            output = None
+    return jobs
+
+
+def test_a_training_jobs_mem_mb_is_its_fits_estimate_plus_the_reserve(tmp_path):
+    out = snakemake(tmp_path, "--dry-run", "--configfile", CONFIGS / "reproduction-paper.yaml",
+                    CONFIGS / "scale.yaml", "--config", "name=scale-paper").stdout
+    jobs = train_mem_mb(out)
+    budget = 20480 * 2**20
+    n_labeled, n_features, n_classes = 500, 8, 5  # uci_kin40k: 8 features, 5 bins
+    for method, cls in (("m-pnu-auc", MPNUAUC), ("m-samult", MSAMULT)):
+        for size in (5000, 20000, 30000):
+            estimate = cls(memory_budget=budget).estimate_memory(n_labeled + size, n_features, n_classes, n_labeled)
+            expected = math.ceil(min(estimate, budget) / 2**20) + RESERVE_MB
+            assert jobs[f"results/runs/uci_kin40k/{method}/n{size}/part0"] == expected, (method, size)
+    # M-PNU-AUC's low-memory solver at 20,000 unlabeled rows: well under the budget, so two such jobs share
+    # the machine, where its fast solver's 7 n^2 floats would not fit the budget at all.
+    assert jobs["results/runs/uci_kin40k/m-pnu-auc/n20000/part0"] < 10_000
+    assert MPNUAUC(low_memory=False).estimate_memory(20500, 8, 5, 500) > budget
