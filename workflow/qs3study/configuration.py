@@ -46,7 +46,7 @@ def method_config(config, label):
         ``method`` (registered name), ``params``, ``grid`` (None for no search), ``grid_range``
         (widened parameters, empty when none), ``whole_range`` (those of them searched on their
         whole range in every round, empty when none), ``tuned_by`` (the label whose tuned values it
-        takes, or None), ``label``, ``caption``.
+        takes, or None), ``signal_screen`` (whether the signal screen reads its tuning), ``label``, ``caption``.
     """
     entry = config["methods"][label]
     registered = get_method(entry["method"])
@@ -57,6 +57,7 @@ def method_config(config, label):
         "grid_range": dict(entry.get("grid_range") or {}),
         "whole_range": list(entry.get("whole_range") or []),
         "tuned_by": entry.get("tuned_by"),
+        "signal_screen": entry.get("signal_screen", True),
         "label": entry.get("label", registered.label),
         "caption": entry.get("description", registered.caption),
     }
