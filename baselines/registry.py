@@ -37,7 +37,9 @@ from qs3orao import QS3ORAO
 from .converged import ConvergedQS3ORAO
 from .exact_reference import QS3ORAOExact
 from .feature_space import NystromAUC, RFFAUC
+from .gradient_boosting import GradientBoostingReference
 from .linear_floor import LinearFloor
+from .nearest_neighbour import NearestNeighbourReference
 from .pnu_auc import MPNUAUC
 from .samult import MSAMULT
 from .svorex import SVOREX
@@ -50,7 +52,8 @@ PAPER_GRID = tuple(float(v) for v in 2.0 ** np.arange(-3, 4))
 #: ``0, 0.1, ..., 1``, the paper's grid for the trade-off weights.
 TRADEOFF_GRID = tuple(float(v) for v in np.round(np.arange(11) / 10, 1))
 #: What a method is to the paper: one of its own methods (counted in its claims), an added
-#: alternative (shown in its own columns, never counted), or a reference (the linear floor).
+#: alternative (shown in its own columns, never counted), or a reference (the linear floor and a
+#: practitioner's first tries on the labeled rows: gradient-boosted trees, the nearest neighbour).
 ROLES = ("paper", "alternative", "reference")
 #: ``-1, -0.9, ..., 1``: PNU-AUC's combination weight (NU side negative, PU side positive), same step.
 PNU_MIX_GRID = tuple(float(v) for v in np.round(np.arange(-10, 11) / 10, 1))
@@ -107,7 +110,8 @@ class Method:
         True when the method trains on the labeled rows only (it is still scored on the unlabeled ones).
     role : str
         One of :data:`ROLES`: ``"paper"`` for the paper's own methods (the only ones its claims
-        count), ``"alternative"`` for added methods, ``"reference"`` for the linear floor.
+        count), ``"alternative"`` for added methods, ``"reference"`` for the supervised references (the
+        linear floor, gradient-boosted trees, the nearest labeled neighbour).
     size_param : str or None
         The parameter that sets the number ``D`` of features of the method's fixed feature map
         (``n_random_features``, ``n_landmarks``): its accuracy-for-time knob, swept by the
@@ -217,6 +221,16 @@ for _entry in (
            "reference: QS3ORAO's own objective minimised exactly over every training row (O(n^2) memory)"),
     Method("linear-floor", LinearFloor, TuningGrid({"alpha": PAPER_GRID}), "Linear floor (reference)",
            "reference: all-threshold ordinal logistic regression (mord.LogisticAT), linear, on the labeled rows only",
+           labeled_only=True, role="reference"),
+    # Gradient boosting's usual knobs, a few values each around scikit-learn's defaults (0.1, 31, 0);
+    # l2_regularization = 0 is the parameter's own lower bound.
+    Method("gradient-boosting", GradientBoostingReference,
+           TuningGrid({"learning_rate": (0.03, 0.1, 0.3), "max_leaf_nodes": (3, 7, 15, 31),
+                       "l2_regularization": (0.0, 1.0, 10.0)}), "Gradient boosting (reference)",
+           "reference: histogram gradient-boosted regression trees (scikit-learn) on the labeled rows' ordinal "
+           "codes, what a practitioner would try first", labeled_only=True, role="reference"),
+    Method("nearest-neighbour", NearestNeighbourReference, TuningGrid(), "1-NN (reference)",
+           "reference: the label of the nearest labeled row (Euclidean, ties to the first row), a lookup",
            labeled_only=True, role="reference"),
 ):
     register(_entry)

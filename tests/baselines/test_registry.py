@@ -14,9 +14,10 @@ from qs3orao.metrics import ordinal_auc
 
 def test_methods_and_grids():
     assert set(METHODS) == {"qs3orao", "m-pnu-auc", "m-samult", "svorex", "rff-auc", "nystrom-auc", "linear-floor",
-                            "qs3orao-exact", "qs3orao-converged"}
+                            "qs3orao-exact", "qs3orao-converged", "gradient-boosting", "nearest-neighbour"}
     assert {n for n, m in METHODS.items() if m.role == "paper"} == {"qs3orao", "m-pnu-auc", "m-samult", "svorex"}
-    assert METHODS["linear-floor"].role == "reference" and METHODS["linear-floor"].labeled_only
+    for reference in ("linear-floor", "gradient-boosting", "nearest-neighbour"):
+        assert METHODS[reference].role == "reference" and METHODS[reference].labeled_only
     assert isinstance(make_method("qs3orao", n_iter=3), QS3ORAO)
     assert PAPER_GRID[0] == 2.0**-3 and PAPER_GRID[-1] == 2.0**3 and len(PAPER_GRID) == 7
     assert TRADEOFF_GRID == (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)

@@ -21,12 +21,14 @@ LABELED_ONLY = {
     "rff-auc": {"tradeoff": 1.0, "n_random_features": 20, "random_state": 0},
     "nystrom-auc": {"tradeoff": 1.0, "n_landmarks": 20, "random_state": 0},
     "linear-floor": {},
+    "gradient-boosting": {"min_samples_leaf": 2, "max_iter": 20, "random_state": 0},
+    "nearest-neighbour": {},
     "qs3orao-exact": {"tradeoff": 1.0},
     "qs3orao-converged": {"tradeoff": 1.0, "n_iter": 20, "max_iter": 40, "tol": 10.0, "n_components": 4,
                           "random_state": 0},
 }
 BUILT_IN = ("qs3orao", "m-pnu-auc", "m-samult", "svorex", "rff-auc", "nystrom-auc", "linear-floor", "qs3orao-exact",
-            "qs3orao-converged")
+            "qs3orao-converged", "gradient-boosting", "nearest-neighbour")
 
 ORDINAL_LABELS = ("labels are checked as ordinal integers: an object y is refused with 'y must hold integer "
                   "ordinal labels ..., got dtype object', not with scikit-learn's 'Unknown label type' wording")

@@ -71,4 +71,15 @@ def test_edge_table_counts_hits_per_dataset_and_method():
                 "grid_edges": [], "rounds": []}]
     table = edge_table(records)
     assert table.set_index("method").loc["svorex", "n_edge_hits"] == 1
-    assert "| a | 0 (1) | 1 (3) |" in edge_markdown(table)
+    assert "| a | 0 + 0 (1) | 1 + 0 (3) |" in edge_markdown(table)
+
+
+def test_edge_table_counts_natural_bounds_apart_from_search_limits():
+    edges = ["grid edge: gamma = 64 is the largest value of its grid (0.125 .. 64)",
+             "grid edge: tradeoff[0] = 1 is the largest value of its grid (0 .. 1)",
+             "grid edge: tradeoff[2] = 0 is the smallest value of its grid (0 .. 1)"]
+    records = [{"dataset": "a", "method": "m-samult", "seed": 1, "status": "ok", "best_params": {}, "best_score": 0.8,
+                "grid_edges": edges, "rounds": [{}, {}]}]
+    table = edge_table(records)
+    assert table[["n_edge_hits", "n_natural_bound"]].values.tolist() == [[3, 2]]
+    assert "| a | 1 + 2 (2) |" in edge_markdown(table)

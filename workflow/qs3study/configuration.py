@@ -47,8 +47,9 @@ def method_config(config, label):
     dict
         ``method`` (registered name), ``params``, ``grid`` (None for no search), ``grid_range``
         (widened parameters, empty when none), ``whole_range`` (those of them searched on their
-        whole range in every round, empty when none), ``widen_tolerance`` (or None), ``tuned_by`` (the label whose tuned values it
-        takes, or None), ``label``, ``caption``.
+        whole range in every round, empty when none), ``widen_tolerance`` (or None), ``tuned_by`` (the label
+        whose tuned values it takes, or None), ``signal_screen`` (whether the signal screen reads its tuning),
+        ``label``, ``caption``.
     """
     entry = config["methods"][label]
     registered = get_method(entry["method"])
@@ -60,6 +61,7 @@ def method_config(config, label):
         "whole_range": list(entry.get("whole_range") or []),
         "widen_tolerance": entry.get("widen_tolerance"),
         "tuned_by": entry.get("tuned_by"),
+        "signal_screen": entry.get("signal_screen", True),
         "label": entry.get("label", registered.label),
         "caption": entry.get("description", registered.caption),
     }

@@ -15,15 +15,25 @@ in advance") is garbled. Two readings are available (``protocol.kernel_width``):
 A kernel is *degenerate* when its mean off-diagonal value on those rows is
 below :data:`DEGENERATE_LOW` (every row its own island: scores carry no
 ranking information) or above :data:`DEGENERATE_HIGH` (every row alike).
+
+A tuned value on the edge of its grid is either on a *search limit* (a wider
+search might do better) or on a *natural bound*, the parameter's own domain
+bound (:data:`NATURAL_BOUNDS`: a trade-off of 0 or 1), which no search can
+pass; :func:`edge_kind` tells them apart.
 """
 
 from __future__ import annotations
 
+import math
+import re
+
 import numpy as np
+
+from qs3orao.validation import SHARED_PARAMS
 
 __all__ = ["KERNEL_WIDTHS", "DEGENERATE_LOW", "DEGENERATE_HIGH", "MAX_ROWS", "pairwise_sq_distances",
            "median_sq_distance", "gamma_scale", "absolute_params", "mean_off_diagonal", "degenerate_kernel",
-           "grid_edges"]
+           "grid_edges", "NATURAL_BOUNDS", "edge_kind", "warning_kinds"]
 
 KERNEL_WIDTHS = ("literal", "median")
 DEGENERATE_LOW = 1e-3
@@ -128,3 +138,41 @@ def grid_edges(best_params, grid):
                 warnings.append(f"grid edge: {where} = {value:g} is the {'smallest' if value == low else 'largest'} "
                                 f"value of its grid ({low:g} .. {high:g})")
     return warnings
+
+
+#: Parameter -> its own domain ``(low, high)``: a tuned value there is on a natural bound, not on a search limit.
+NATURAL_BOUNDS = {**SHARED_PARAMS, "l2_regularization": (0.0, math.inf)}
+_EDGE = re.compile(r"grid edge: (?P<name>\w+)(?:\[\d+\])? = (?P<value>\S+) is the (?:smallest|largest) value")
+
+
+def edge_kind(warning):
+    """``"natural bound"``, ``"search limit"`` or None (not a :func:`grid_edges` warning) for one warning text.
+
+    Examples
+    --------
+    >>> edge_kind("grid edge: tradeoff[1] = 1 is the largest value of its grid (0 .. 1)")
+    'natural bound'
+    >>> edge_kind("grid edge: gamma = 64 is the largest value of its grid (0.125 .. 64)")
+    'search limit'
+    """
+    match = _EDGE.search(warning)
+    if match is None:
+        return None
+    bounds = NATURAL_BOUNDS.get(match["name"])
+    return "natural bound" if bounds is not None and float(match["value"]) in bounds else "search limit"
+
+
+def warning_kinds(warnings):
+    """The kinds of warning in one row's ``warnings`` text (``"; "``-joined, as results.csv holds them).
+
+    Returns
+    -------
+    set of str
+        ``"search limit"`` if some tuned value is on a search limit, ``"natural bound"`` if
+        tuned values are on the edge only at natural bounds, ``"other"`` for any other warning
+        (a degenerate kernel, a warning of the fit, a fallback).
+    """
+    kinds = {edge_kind(part) or "other" for part in warnings.split("; ") if part}
+    if "search limit" in kinds:
+        kinds.discard("natural bound")
+    return kinds

@@ -16,7 +16,8 @@ SIGNAL_LEVEL = CLAIMS.get("signal_level")
 TUNE_RECORDS = sorted({
     f"{RESULTS}/tuning/{d}/{m}/trial{t if config['tuning']['per'] == 'trial' else 0}.json"
     for d, m, _, t in design() if method_config(config, m)["grid"] is not None})
-SCREEN_RECORDS = [path for path in TUNE_RECORDS if path.endswith("/trial0.json")]
+SCREEN_RECORDS = [path for path in TUNE_RECORDS if path.endswith("/trial0.json")
+                  and method_config(config, Path(path).parent.name)["signal_screen"]]
 TUNE_BENCHMARKS = sorted({
     f"{BENCHMARKS}/tune/{d}/{m}/trial{t if config['tuning']['per'] == 'trial' else 0}.tsv"
     for d, m, _, t in design() if method_config(config, m)["grid"] is not None})

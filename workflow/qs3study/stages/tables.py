@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from qs3study.files import atomic_path
+from qs3study.kernel_width import warning_kinds
 from qs3study.runtime import setup_logging
 
 KEY_COLUMNS = ["dataset", "method", "size", "trial"]
@@ -157,7 +158,10 @@ def auc_summary(table, reference, methods):
         ``diff_vs_reference`` (mean of reference minus method), ``p_ttest``, ``p_holm`` (the t-test's p-value, Holm-adjusted
         over every test of the table), ``p_wilcoxon``, ``n_pairs``, ``not_ok``
         (trials that did not finish, by status) and ``n_warnings`` (finished
-        trials with a warning: degenerate kernel, tuned value on a grid edge).
+        trials with a warning: degenerate kernel, tuned value on a grid edge), split into
+        ``n_search_limit`` (a tuned value on a search limit), ``n_natural_bound`` (tuned values on
+        the edge only at a parameter's natural bound) and ``n_other_warnings`` (any other warning;
+        :func:`qs3study.kernel_width.warning_kinds`).
     """
     comparison = table[table["comparison"].astype(bool)]
     rows = []
@@ -179,8 +183,7 @@ def auc_summary(table, reference, methods):
                    **constant,
                    "not_ok": ", ".join(f"{s}: {n}" for s, n in runs.loc[runs["status"] != "ok", "status"]
                                        .value_counts().sort_index().items()),
-                   "n_warnings": int((runs.loc[runs["status"] == "ok", "warnings"].fillna("") != "").sum())
-                   if "warnings" in runs else 0}
+                   **_warning_counts(runs)}
             if method != reference and reference in auc and len(values):
                 ref = auc[reference].dropna()
                 joined = pd.concat([ref, values], axis=1, join="inner")
@@ -189,12 +192,20 @@ def auc_summary(table, reference, methods):
             rows.append(row)
     columns = ["dataset", "method", "n_unlabeled", "n_trials", "auc_mean", "auc_std", "mae_mean", "accuracy_mean",
                "constant_mae", "constant_accuracy", "best", "diff_vs_reference", "p_ttest", "p_holm", "p_wilcoxon",
-               "n_pairs", "not_ok", "n_warnings"]
+               "n_pairs", "not_ok", "n_warnings", "n_search_limit", "n_natural_bound", "n_other_warnings"]
     summary = pd.DataFrame(rows).reindex(columns=columns)
     summary["p_holm"] = holm(summary["p_ttest"])
     top = summary.groupby("dataset", sort=False)["auc_mean"].transform("max")
     summary["best"] = summary["auc_mean"].notna() & (summary["auc_mean"] == top)
     return summary
+
+
+def _warning_counts(runs):
+    """Finished trials of ``runs`` with a warning, and by kind (:func:`qs3study.kernel_width.warning_kinds`)."""
+    texts = runs.loc[runs["status"] == "ok", "warnings"].fillna("") if "warnings" in runs else pd.Series(dtype=str)
+    kinds = [warning_kinds(text) for text in texts]
+    return {"n_warnings": int((texts != "").sum()),
+            **{column: sum(kind in found for found in kinds) for column, kind in WARNING_COLUMNS.items()}}
 
 
 def _unfinished(not_ok):
@@ -216,8 +227,9 @@ def _cell(row, reference, alpha):
         if row["p_holm"] < alpha:
             mark = " ▲" if row["diff_vs_reference"] > 0 else " ▼"
         text += f" (p={row['p_holm']:.3g}{mark})"
-    if row.get("n_warnings", 0):
-        text += f" [{int(row['n_warnings'])} warned]"
+    for column, kind in WARNING_COLUMNS.items():
+        if row.get(column, 0):
+            text += f" [{int(row[column])} {WARNING_MARKS[kind]}]"
     if not np.isnan(row.get("mae_mean", np.nan)):
         text += f"; MAE {row['mae_mean']:.3f}, acc. {row['accuracy_mean']:.3f}"
     return text
@@ -230,6 +242,9 @@ def _constant_cell(rows):
 
 
 ROLE_MARKS = {"paper": "", "alternative": " †", "reference": " ‡"}
+#: Column of :func:`auc_summary` -> the kind of warning it counts (:func:`qs3study.kernel_width.warning_kinds`).
+WARNING_COLUMNS = {"n_search_limit": "search limit", "n_natural_bound": "natural bound", "n_other_warnings": "other"}
+WARNING_MARKS = {"search limit": "on a search limit", "natural bound": "on a natural bound", "other": "warned"}
 
 
 def summary_markdown(summary, reference, labels, alpha=0.05, *, roles=None, titles=None):
@@ -273,15 +288,20 @@ def summary_markdown(summary, reference, labels, alpha=0.05, *, roles=None, titl
               f"Wilcoxon signed-rank p-values are in the CSV. Bold: the highest mean AUC of the dataset. "
               f"MAE and acc.: mean absolute error (in levels) and accuracy of the predicted labels on the same "
               f"rows; the last column predicts the labeled rows' majority class for every row (its AUC is 0.5). "
-              f"[n warned]: finished trials with a warning (degenerate kernel, tuned value on a grid edge, "
-              f"a warning of the fit, a declared fallback after a failed search; column `warnings` of "
-              f"results.csv)."]
+              f"[n on a search limit]: finished trials with a tuned value on the smallest or largest value "
+              f"searched (after any widening: the declared limit), where a wider search might do better; "
+              f"[n on a natural bound]: trials whose tuned values sit on an edge only at the parameter's own "
+              f"domain bound (a trade-off of 0 or 1), which no search can pass; [n warned]: trials with "
+              f"another warning (degenerate kernel, a warning of the fit, a declared fallback after a failed "
+              f"search). A trial may count in more than one; column `warnings` of results.csv."]
     if (summary["n_trials"].gt(0) & summary["not_ok"].fillna("").ne("")).any():
         lines += ["", "[k of n trials finished; ...]: the mean and the test are over the k trials that finished; "
                       "the others stopped with the status given (column `status` of results.csv)."]
     if any(role != "paper" for role in roles.values()):
         lines += ["", "† added alternative, not one of the paper's methods (never counted in its claims); "
-                      "‡ reference: a supervised linear ordinal model on the labeled rows."]
+                      "‡ reference, never counted in the claims: a supervised model on the labeled rows alone "
+                      "(the linear floor, a linear ordinal model; where shown, gradient-boosted trees and the "
+                      "nearest labeled row, a practitioner's first tries)."]
     return "\n".join(lines) + "\n"
 
 
