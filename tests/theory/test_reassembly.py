@@ -12,10 +12,27 @@ REPO = Path(__file__).resolve().parents[2]
 COMMITTED = REPO / "figures" / "theory"
 
 
-def test_reassembly_from_the_committed_tidy_data_is_byte_identical(tmp_path):
+#: Runs the CLI and fails if anything under the design's offline mirror is opened or listed: the
+#: ledger reads the theory run's dataset facts, so it reassembles the same with or without the mirror.
+_WITHOUT_MIRROR = """
+import os, sys
+from qs3study.claims.__main__ import DESIGN, ROOT, main
+from qs3study.claims.design import load_design
+mirror = os.path.realpath(os.path.join(ROOT, load_design(os.path.join(ROOT, DESIGN))["checks"]["table2"]["mirror"]))
+def hook(event, args):
+    if event in ("open", "os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = os.path.realpath(os.fsdecode(args[0]))
+        if path == mirror or path.startswith(mirror + os.sep):
+            raise RuntimeError(f"the assembly read the mirror: {path}")
+sys.addaudithook(hook)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_reassembly_from_the_committed_tidy_data_is_byte_identical_and_never_reads_the_mirror(tmp_path):
     out = tmp_path / "theory"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    result = subprocess.run([sys.executable, "-m", "qs3study.claims", "--out", str(out)], capture_output=True,
+    result = subprocess.run([sys.executable, "-c", _WITHOUT_MIRROR, "--out", str(out)], capture_output=True,
                             text=True, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     committed = sorted(p.name for p in COMMITTED.iterdir() if p.name != "manifest.json")

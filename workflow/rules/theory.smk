@@ -26,7 +26,12 @@ THEORY_RESULTS_CONFIGURATIONS = [os.path.relpath(os.path.join(workflow.basedir, 
                                  for path in _RESULTS_CONFIGURATIONS]
 THEORY_DATA = [f"{THEORY_OUT}/{name}.csv"
                for name in ("convergence", "problems", "summary", "rate", "rate_summary", "huber", "huber_problems",
-                            "huber_summary", "offset_data", "offset_data_summary", "complexity")]
+                            "huber_summary", "offset_data", "offset_data_summary", "complexity", "datasets")]
+# The offline mirror Table 2 is counted against: config["theory"]["mirror"] when given (a working tree
+# whose neighbour is not the mirror), else the design's, relative to the repository. A folder outside
+# the workflow's files: a parameter, not an input; absent, its datasets read "needs the mirror".
+THEORY_MIRROR = config.get("theory", {}).get("mirror") or os.path.relpath(
+    os.path.join(workflow.basedir, _THEORY["checks"]["table2"]["mirror"]))
 
 
 rule theory:
@@ -128,6 +133,20 @@ rule theory_complexity:
         "../scripts/theory_complexity.py"
 
 
+# Every dataset the suite can read, counted as the project reads it: the ledger reads this file, never the mirror.
+rule theory_datasets:
+    params:
+        mirror=THEORY_MIRROR,
+    output:
+        facts=f"{THEORY_OUT}/datasets.csv",
+    log:
+        "results/theory/logs/datasets.log",
+    benchmark:
+        "results/theory/benchmarks/datasets.tsv"
+    script:
+        "../scripts/theory_datasets.py"
+
+
 rule theory_ledger:
     input:
         design=THEORY_DESIGN,
@@ -138,6 +157,7 @@ rule theory_ledger:
         huber_problems=f"{THEORY_OUT}/huber_problems.csv",
         offset_data=f"{THEORY_OUT}/offset_data.csv",
         complexity=f"{THEORY_OUT}/complexity.csv",
+        datasets=f"{THEORY_OUT}/datasets.csv",
         results_table=THEORY_RESULTS_TABLES,
         results_configuration=THEORY_RESULTS_CONFIGURATIONS,
     output:

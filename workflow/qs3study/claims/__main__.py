@@ -1,7 +1,8 @@
 """``python -m qs3study.claims --out DIR``: the ledger and its figures reassembled from the committed tidy data.
 
 Reads the design and the studies' tidy data (``convergence.csv``, ``problems.csv``,
-``rate.csv``, ``huber.csv``, ``huber_problems.csv``, ``offset_data.csv``, ``complexity.csv`` of ``--data``, default ``figures/theory``) and writes into
+``rate.csv``, ``huber.csv``, ``huber_problems.csv``, ``offset_data.csv``, ``complexity.csv``,
+``datasets.csv`` of ``--data``, default ``figures/theory``) and writes into
 ``DIR`` the same files the theory run commits: the tidy data, the per-cell
 summary, the ledger (Markdown, CSV), every figure and a manifest whose
 ``stage`` says that only the assembly ran. No study is rerun: this takes seconds.
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from qs3study.files import read_columns, refuse_foreign_files
 from qs3study.theory.convergence import RECORD_COLUMNS
+from qs3study.theory.dataset_facts import FACT_COLUMNS
 
 from .assemble import assemble_ledger, draw_figures, empirical_inputs, figure_names
 from .design import load_design
@@ -34,7 +36,7 @@ _PROBLEM = ("instance", "lam", "n", "fstar_norm", "curvature", "M1", "M", "L", "
 TIDY = {"convergence.csv": (*_SETTING, *RECORD_COLUMNS), "problems.csv": _PROBLEM,
         "rate.csv": (*_SETTING, "seed", "t", *RATE_COLUMNS), "huber.csv": (*_SETTING, "huber_delta", *RECORD_COLUMNS),
         "huber_problems.csv": (*_PROBLEM, "gradient_norm"), "offset_data.csv": (*_SETTING, *RECORD_COLUMNS),
-        "complexity.csv": ("sweep", "size_name", "size", "quantity", "repeat", "value")}
+        "complexity.csv": ("sweep", "size_name", "size", "quantity", "repeat", "value"), "datasets.csv": FACT_COLUMNS}
 STAGE = "assembly only: ledger, summary, figures from the committed tidy data (no study rerun)"
 
 
