@@ -15,7 +15,7 @@ with open(THEORY_DESIGN) as _handle:
 THEORY_OUT = config.get("theory", {}).get("out", "figures/theory")
 THEORY_INSTANCES = list(_THEORY["convergence"]["instances"])
 THEORY_FIGURES = [f"convergence_{name}" for name in THEORY_INSTANCES] + [
-    "slopes", "bounds", "transient", "lemma2_ratio", "thresholds", "complexity"]
+    "slopes", "bounds", "huber", "rate", "transient", "lemma2_ratio", "thresholds", "complexity"]
 # The empirical rows read the benchmark tables the design names (declared inputs; none: not evaluated):
 # one table, or one per protocol (rows 8a-<name> .. 8f-<name>; each table's
 # screened_datasets.csv beside it feeds the signal screen), with the criteria of the configuration
@@ -180,6 +180,8 @@ rule theory_figures:
         design=THEORY_DESIGN,
         convergence=f"{THEORY_OUT}/convergence.csv",
         summary=f"{THEORY_OUT}/summary.csv",
+        huber_summary=f"{THEORY_OUT}/huber_summary.csv",
+        rate_summary=f"{THEORY_OUT}/rate_summary.csv",
         complexity=f"{THEORY_OUT}/complexity.csv",
     output:
         expand(f"{THEORY_OUT}/{{name}}.{{ext}}", name=THEORY_FIGURES, ext=["png", "pdf"]),

@@ -90,6 +90,7 @@ def reassemble(out, *, design=DESIGN, data=DATA, progress=None):
         say("figures")
         stems = {name: os.path.join(out, name) for name in figure_names(spec)}
         draw_figures(design=design, convergence=tidy["convergence"], summary=paths["summary.csv"],
+                     huber_summary=paths["huber_summary.csv"], rate_summary=paths["rate_summary.csv"],
                      complexity=tidy["complexity"], stems=stems)
         written = [*tidy.values(), *paths.values(),
                    *(f"{stem}.{ext}" for stem in stems.values() for ext in ("png", "pdf"))]

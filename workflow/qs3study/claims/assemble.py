@@ -229,16 +229,16 @@ def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problem
 def figure_names(design):
     """Stems of the ledger's figures (each written as ``.png`` and ``.pdf``)."""
     return [f"convergence_{name}" for name in design["convergence"]["instances"]] + [
-        "slopes", "bounds", "transient", "lemma2_ratio", "thresholds", "complexity"]
+        "slopes", "bounds", "huber", "rate", "transient", "lemma2_ratio", "thresholds", "complexity"]
 
 
-def draw_figures(*, design, convergence, summary, complexity, stems):
+def draw_figures(*, design, convergence, summary, huber_summary, rate_summary, complexity, stems):
     """Draw every figure of the ledger.
 
     Parameters
     ----------
-    design, convergence, summary, complexity : str
-        Paths of the design and the tidy data.
+    design, convergence, summary, huber_summary, rate_summary, complexity : str
+        Paths of the design, the tidy data and the per-cell summaries.
     stems : dict
         Figure name (:func:`figure_names`) to its output path without extension.
     """
@@ -251,6 +251,8 @@ def draw_figures(*, design, convergence, summary, complexity, stems):
         plots.save(plots.convergence_figure(records, instance, criteria), stems[f"convergence_{instance}"])
     plots.save(plots.slopes_figure(summary, criteria), stems["slopes"])
     plots.save(plots.bounds_figure(summary), stems["bounds"])
+    plots.save(plots.huber_figure(pd.read_csv(huber_summary), design["huber"]["delta"]), stems["huber"])
+    plots.save(plots.rate_figure(pd.read_csv(rate_summary), design["rate"]["criteria"]), stems["rate"])
     plots.save(plots.transient_figure(summary, criteria), stems["transient"])
     products = np.unique(np.r_[np.geomspace(0.2, 40, 60), np.arange(1, 41)])
     plots.save(plots.lemma2_figure(products, np.unique(np.geomspace(1, 1e4, 80).round())), stems["lemma2_ratio"])
@@ -259,5 +261,6 @@ def draw_figures(*, design, convergence, summary, complexity, stems):
                 ("squared hinge: not unique", *checks.PINNED_SQUARED_HINGE_NOT_UNIQUE),
                 ("logistic: unique, ordered", *checks.PINNED_HINGE_NOT_STRICT[:3], "logistic")]
     plots.save(plots.thresholds_figure(examples), stems["thresholds"])
-    exponents = exponents_of(complexity, design["complexity"]["criteria"]["confidence"])
-    plots.save(plots.complexity_figure(complexity, exponents), stems["complexity"])
+    criteria = design["complexity"]["criteria"]
+    tail = tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"])
+    plots.save(plots.complexity_figure(complexity, tail, sizes=criteria["tail"]), stems["complexity"])
