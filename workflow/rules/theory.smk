@@ -196,6 +196,8 @@ rule theory_figures:
 rule theory_manifest:
     input:
         design=THEORY_DESIGN,
+        # the empirical rows' tables, hashed as inputs (the tidy data are among the outputs)
+        tables=THEORY_RESULTS_TABLES,
         outputs=THEORY_DATA + [f"{THEORY_OUT}/claims_ledger.md", f"{THEORY_OUT}/claims_ledger.csv"]
         + expand(f"{THEORY_OUT}/{{name}}.{{ext}}", name=THEORY_FIGURES, ext=["png", "pdf"]),
     output:
