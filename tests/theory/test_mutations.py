@@ -119,11 +119,11 @@ def test_algorithm1_evidence_follows_its_deviations():
     assert exact.row_algorithm1({**printed, "printed_deviation": 2.0}, 1e-4).verdict == v.FAILS
 
 
-def transient_cells(measured):
-    predicted = [1e3, 1e4, 1e5, 1e6]
+def transient_cells(measured, predicted=(1e3, 1e4, 1e5, 1e6)):
     return pd.DataFrame({"instance": "A", "lam": [1.0, 0.5, 0.25, 0.125], "theta_lam": 1.5, "batch_size": 1,
-                         "schedule": "paper", "predicted_peak": predicted, "measured_peak": measured,
-                         "predicted_t_peak": 10, "predicted_peak_sampled": 1e9, "curvature": 1.0})
+                         "schedule": "paper", "predicted_peak": list(predicted), "measured_peak": measured,
+                         "predicted_t_peak": [10, 20, 40, 80], "predicted_peak_sampled": 1e9, "curvature": 1.0,
+                         "in_domain": True})
 
 
 def test_transient_row_flips_when_the_measured_peaks_leave_the_prediction(design):
@@ -133,3 +133,104 @@ def test_transient_row_flips_when_the_measured_peaks_leave_the_prediction(design
     flipped = stability.row_transient(transient_cells([1e9, 1e8, 1e7, 1e-6]), criteria)
     assert flipped.verdict == v.FAILS and flipped.evidence != base.evidence
     assert stability.row_transient(transient_cells([2e3, 1e4, 1e5, 3e6]), criteria).verdict == v.HOLDS
+
+
+def test_transient_sentence_follows_where_the_product_amplifies(design):
+    criteria = design["convergence"]["criteria"]
+    amplifying = stability.row_transient(transient_cells([1e3, 1e4, 1e5, 1e6]), criteria).evidence
+    assert "4 cells are predicted to amplify" in amplifying and "peaks at t = 80" in amplifying
+    assert "lam = 0.125" in amplifying
+    tame = stability.row_transient(transient_cells([1.0] * 4, predicted=[1.0] * 4), criteria).evidence
+    assert "No cell inside the theorem's range is predicted to amplify" in tame and "longest" not in tame
+
+
+def offset_summary(peaks, rates, schedule="offset_auto", offsets=(3.0, 5.0)):
+    """Two cells under ``schedule`` (the offset's classes ``rates``) and the paper's schedule (both consistent)."""
+    cells = {"instance": "A", "lam": [1.0, 0.5], "theta_lam": 1.5, "batch_size": 1, "in_domain": True,
+             "curvature": 1.0, "predicted_peak": 1.0, "predicted_peak_sampled": 10.0}
+    paper = pd.DataFrame({**cells, "schedule": "paper", "measured_peak": [50.0, 80.0], "error_mean_rate": "consistent",
+                          "step_offset": 0.0})
+    offset = pd.DataFrame({**cells, "schedule": schedule, "measured_peak": list(peaks), "error_mean_rate": list(rates),
+                           "step_offset": list(offsets)})
+    return paper, offset
+
+
+def test_offset_row_flips_with_a_peak_above_the_limit_and_not_with_one_below(design):
+    criteria = design["convergence"]["criteria"]
+    limit = criteria["offset_peak"]
+
+    def row(peaks, rates=("consistent", "consistent")):
+        return stability.row_offset(pd.concat(offset_summary(peaks, rates)), criteria)
+
+    base = row([1.0, 1.0])
+    assert base.verdict == v.HOLDS
+    flipped = row([1.0, 10 * limit])
+    assert flipped.verdict == v.FAILS and flipped.evidence != base.evidence and f"{10 * limit:.3g}" in flipped.evidence
+    assert row([1.0, 0.9 * limit]).verdict == v.HOLDS
+    lost = row([1.0, 1.0], rates=("consistent", "slower"))
+    assert lost.verdict == v.FAILS and "not under the offset: 1/2" in lost.evidence
+
+
+def test_offset_data_row_flips_with_a_peak_above_the_limit_and_its_text_follows_the_bound(design):
+    from qs3orao.curvature import CurvatureBound
+
+    criteria = design["convergence"]["criteria"]
+    limit = criteria["offset_peak"]
+    bound = {"A": CurvatureBound(estimate=1.0, deviation=0.5, data_free=6.0, bound=1.5, n_draws=64, delta=0.01)}
+
+    def row(peaks, bounds=bound):
+        paper, offset = offset_summary(peaks, ("consistent", "consistent"), schedule="offset_auto_data")
+        return stability.row_offset_data(offset, paper, criteria, design["offset_data"], bounds)
+
+    base = row([1.0, 1.0])
+    assert base.verdict == v.HOLDS
+    flipped = row([1.0, 10 * limit])
+    assert flipped.verdict == v.FAILS and flipped.evidence != base.evidence
+    assert row([0.5, 0.9 * limit]).verdict == v.HOLDS
+    assert "the exact h 1 <= h_delta" in base.evidence
+    below = {"A": CurvatureBound(estimate=0.5, deviation=0.1, data_free=6.0, bound=0.6, n_draws=64, delta=0.01)}
+    assert "the exact h 1 > h_delta" in row([1.0, 1.0], below).evidence
+
+
+def batch_summary(classes, slope=-1.0):
+    """The convergence study's primary cells and a batch sub-grid whose cells have ``classes``."""
+    n = len(classes)
+    cells = {"instance": "A", "lam": [2.0 ** -k for k in range(n)], "theta_lam": 1.5, "schedule": "paper",
+             "in_domain": True, "error_mean_slope": slope, "error_mean_low": slope - 0.05,
+             "error_mean_high": slope + 0.05, "final_error_mean": 1e-3}
+    return pd.concat([pd.DataFrame({**cells, "batch_size": 1, "error_mean_rate": "consistent"}),
+                      pd.DataFrame({**cells, "batch_size": 8, "error_mean_rate": list(classes)})], ignore_index=True)
+
+
+def test_batch_rate_row_flips_with_a_slower_cell_and_not_with_a_slope_inside_its_class(design):
+    def row(summary):
+        rates = rate_cells(["consistent"] * 3)
+        return rate.rows_rate(summary, rates, "settings", design["convergence"]["criteria"], design["rate"])[1]
+
+    base = row(batch_summary(["consistent"] * 3))
+    assert base.id == "6b" and base.verdict == v.HOLDS
+    flipped = row(batch_summary(["consistent", "slower", "consistent"]))
+    assert flipped.verdict == v.FAILS and flipped.evidence != base.evidence and "slower 1" in flipped.evidence
+    assert row(batch_summary(["consistent"] * 3, slope=-1.2)).verdict == v.HOLDS
+
+
+def complexity_row(design, tail_high=2.1, all_sizes=(1.5, 1.0, 2.5)):
+    criteria = design["complexity"]["criteria"]
+    claimed = {name: c for name, c in criteria["claimed"].items() if c is not None}
+    exponents = {name: all_sizes for name in claimed}
+    local = {name: [c, c] for name, c in claimed.items()}
+    tail = {name: (c, c - 0.1, c + tail_high - 2.0) for name, c in claimed.items()}
+    return complexity.row_complexity(exponents, {**criteria, "claimed": claimed}, local, tail,
+                                     design["complexity"]["settings"])
+
+
+def test_complexity_row_flips_with_the_tail_fit_and_not_with_the_all_sizes_fit(design):
+    tolerance = design["complexity"]["criteria"]["tolerance"]
+    base = complexity_row(design)
+    assert base.verdict == v.HOLDS
+    # every tail interval's upper end above claimed + tolerance, lower end still below: inconclusive, not holds
+    wide = complexity_row(design, tail_high=2.0 + 2 * tolerance)
+    assert wide.verdict == v.INCONCLUSIVE and wide.evidence != base.evidence
+    # the all-sizes fit is reported, not read by the verdict
+    same = complexity_row(design, all_sizes=(9.0, 8.0, 10.0))
+    assert same.verdict == v.HOLDS and same.evidence != base.evidence

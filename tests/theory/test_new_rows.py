@@ -4,6 +4,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.optimize import minimize_scalar
 
@@ -14,7 +15,8 @@ from qs3study.theory.algorithm_printed import gradient_shrink_factors, printed_s
 from qs3study.theory.assumptions import LOSS_DERIVATIVES, derivative_exceeding
 from qs3study.theory.convergence import (checkpoints, largest_curvature, make_problem, predicted_amplification,
                                         run_trajectory)
-from qs3study.theory.paper_tables import compare_table2
+from qs3study.theory.dataset_facts import NOT_CHECKABLE, READ, dataset_facts, read_dataset_facts
+from qs3study.theory.paper_tables import TABLE2, compare_table2
 from qs3study.theory.threshold_lemma import appendix_threshold_minimisers
 from qs3study.claims.rows import complexity, data, exact
 from qs3study.claims import verdicts as v
@@ -72,29 +74,55 @@ def test_table2_against_the_registry_and_a_mismatch():
     assert len(rows) == 8 and all(r["rows_match"] for r in rows)
 
 
-def test_table2_without_the_mirror_is_inconclusive(tmp_path):
-    for mirror in (None, tmp_path / "absent", tmp_path):
-        result = checks.check_table2(mirror)
-        assert all(r["source"] == "documented" for r in result["rows"])
-        row = data.row_table2(result, "m")
-        assert row.verdict == v.INCONCLUSIVE and "0/8 datasets checked against their files" in row.evidence
+@pytest.fixture(scope="module")
+def facts_without_mirror():
+    return dataset_facts(DATASETS, None)
+
+
+def test_table2_without_the_mirror_is_inconclusive_and_says_it_needs_it(tmp_path, facts_without_mirror):
+    table2_only = {name: DATASETS[name] for name in TABLE2}
+    for facts in (facts_without_mirror, dataset_facts(table2_only, tmp_path / "absent"),
+                  dataset_facts(table2_only, tmp_path)):
+        assert (facts.loc[facts["table2"] != "", "status"] == NOT_CHECKABLE).all()
+        row = data.row_table2(facts, "m")
+        assert row.verdict == v.INCONCLUSIVE and "0/8 Table 2 datasets checked against their files" in row.evidence
+    assert "needs the mirror (absent)" in data.row_table2(facts_without_mirror, "m").evidence
+    assert "not in the mirror" in data.row_table2(dataset_facts(table2_only, tmp_path), "m").evidence
+    # the generated data need no mirror: they are counted either way
+    generated = facts_without_mirror[facts_without_mirror["kind"] == "generated"]
+    assert len(generated) and (generated["status"] == READ).all() and generated["rows"].notna().all()
 
 
 MIRROR = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
+def test_dataset_facts_survive_their_tidy_file(tmp_path, facts_without_mirror):
+    facts = facts_without_mirror
+    facts.to_csv(tmp_path / "datasets.csv", index=False)
+    back = read_dataset_facts(tmp_path / "datasets.csv")
+    pd.testing.assert_frame_equal(back, facts)
+    assert data.row_table2(back, "m") == data.row_table2(facts, "m")
+
+
 @pytest.mark.skipif(not MIRROR.is_dir(), reason=f"offline mirror {MIRROR} absent")
 def test_table2_against_the_mirror_reads_sgemm_and_a_mismatch_fails():
-    result = checks.check_table2(MIRROR)
-    read = {r["dataset"]: r for r in result["rows"] if r["source"] == "data"}
-    assert read["Sgemm"]["data_rows"] == 241_600 and read["Sgemm"]["data_features"] == 14
-    assert data.row_table2(result, "m").verdict == v.CONDITIONAL
-    broken = {**result, "rows": [{**r, "rows_match": False} if r["dataset"] == "Sgemm" else r
-                                 for r in result["rows"]]}
-    assert data.row_table2(broken, "m").verdict == v.FAILS
-    documented_only = {**result, "rows": [{**r, "rows_match": False} if r["source"] == "documented" else r
-                                          for r in result["rows"]]}
-    assert data.row_table2(documented_only, "m").verdict == v.CONDITIONAL
+    facts = dataset_facts(DATASETS, MIRROR)
+    read = facts[facts["status"] == READ].set_index("dataset")
+    assert read.loc["sgemm", "rows"] == 241_600 and read.loc["sgemm", "features"] == 14
+    assert data.row_table2(facts, "m").verdict == v.CONDITIONAL
+    broken = facts.copy()
+    broken.loc[broken["dataset"] == "sgemm", "rows"] = 241_599
+    row = data.row_table2(broken, "m")
+    assert row.verdict == v.FAILS and "MISMATCH" in row.evidence
+    documented_only = facts.copy()
+    documented_only.loc[documented_only["dataset"] == "yolanda", "documented_rows"] = 1
+    row = data.row_table2(documented_only, "m")
+    assert row.verdict == v.CONDITIONAL and "DISAGREES" in row.evidence
+    # a dataset outside Table 2 that differs from its documented shape is reported, not counted
+    other = facts.copy()
+    other.loc[other["dataset"] == "uci_kin40k", "rows"] = 39_999
+    row = data.row_table2(other, "m")
+    assert row.verdict == v.CONDITIONAL and "uci_kin40k (39,999 x 8 read, 40,000 x 8 documented)" in row.evidence
 
 
 def test_lemma3_proof_is_unproven_where_lemma2_fails():

@@ -6,16 +6,37 @@ import subprocess
 import sys
 from pathlib import Path
 
-from qs3study.claims.manifest import file_sha256
+import pytest
+
+from qs3study.claims import __main__ as cli
+from qs3study.claims.__main__ import TIDY
+from qs3study.claims.manifest import file_sha256, tree_dirty
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = REPO / "figures" / "theory"
 
 
-def test_reassembly_from_the_committed_tidy_data_is_byte_identical(tmp_path):
+#: Runs the CLI and fails if anything under the design's offline mirror is opened or listed: the
+#: ledger reads the theory run's dataset facts, so it reassembles the same with or without the mirror.
+_WITHOUT_MIRROR = """
+import os, sys
+from qs3study.claims.__main__ import DESIGN, ROOT, main
+from qs3study.claims.design import load_design
+mirror = os.path.realpath(os.path.join(ROOT, load_design(os.path.join(ROOT, DESIGN))["checks"]["table2"]["mirror"]))
+def hook(event, args):
+    if event in ("open", "os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = os.path.realpath(os.fsdecode(args[0]))
+        if path == mirror or path.startswith(mirror + os.sep):
+            raise RuntimeError(f"the assembly read the mirror: {path}")
+sys.addaudithook(hook)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_reassembly_from_the_committed_tidy_data_is_byte_identical_and_never_reads_the_mirror(tmp_path):
     out = tmp_path / "theory"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    result = subprocess.run([sys.executable, "-m", "qs3study.claims", "--out", str(out)], capture_output=True,
+    result = subprocess.run([sys.executable, "-c", _WITHOUT_MIRROR, "--out", str(out)], capture_output=True,
                             text=True, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     committed = sorted(p.name for p in COMMITTED.iterdir() if p.name != "manifest.json")
@@ -25,6 +46,9 @@ def test_reassembly_from_the_committed_tidy_data_is_byte_identical(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["stage"].startswith("assembly only")
     assert all(file_sha256(path) == digest for path, digest in manifest["outputs"].items())
+    read = manifest["inputs"]
+    assert {f"figures/theory/{name}" for name in TIDY} <= set(read)
+    assert all(file_sha256(REPO / path) == digest for path, digest in read.items())
 
 
 def test_reassembly_names_a_missing_tidy_file(tmp_path):
@@ -61,3 +85,32 @@ def test_reassembly_names_a_truncated_tidy_file_and_its_missing_columns(tmp_path
     result = _claims("--out", tmp_path / "o", "--data", data)
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "problems.csv" in result.stderr and "curvature" in result.stderr and len(result.stderr) < 500
+
+
+def test_reassembly_into_figures_refuses_a_dirty_tree_unless_allowed(monkeypatch, tmp_path):
+    monkeypatch.setattr(cli, "tree_dirty", lambda root: True)
+    target = REPO / "figures" / "theory-dirty-check"
+    with pytest.raises(PermissionError, match="--allow-dirty"):
+        cli.reassemble(target)
+    assert not target.exists()
+    # outside figures/ a dirty tree is only recorded: the refusal comes later, from the missing data
+    with pytest.raises(FileNotFoundError):
+        cli.reassemble(tmp_path / "o", data=str(tmp_path))
+
+
+def test_tree_dirty_reads_tracked_changes_outside_figures(tmp_path):
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "code.py").write_text("a = 1\n")
+    (tmp_path / "figures" / "out.csv").write_text("x\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    assert tree_dirty(tmp_path) is False
+    (tmp_path / "figures" / "out.csv").write_text("y\n")
+    assert tree_dirty(tmp_path) is False
+    (tmp_path / "code.py").write_text("a = 2\n")
+    assert tree_dirty(tmp_path) is True
+    assert tree_dirty(tmp_path / "nowhere") is None

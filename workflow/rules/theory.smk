@@ -15,7 +15,7 @@ with open(THEORY_DESIGN) as _handle:
 THEORY_OUT = config.get("theory", {}).get("out", "figures/theory")
 THEORY_INSTANCES = list(_THEORY["convergence"]["instances"])
 THEORY_FIGURES = [f"convergence_{name}" for name in THEORY_INSTANCES] + [
-    "slopes", "bounds", "transient", "lemma2_ratio", "thresholds", "complexity"]
+    "slopes", "bounds", "huber", "rate", "transient", "lemma2_ratio", "thresholds", "complexity"]
 # The empirical rows read the benchmark tables the design names (declared inputs; none: not evaluated):
 # one table, or one per protocol (rows 8a-<name> .. 8f-<name>; each table's
 # screened_datasets.csv beside it feeds the signal screen), with the criteria of the configuration
@@ -26,7 +26,12 @@ THEORY_RESULTS_CONFIGURATIONS = [os.path.relpath(os.path.join(workflow.basedir, 
                                  for path in _RESULTS_CONFIGURATIONS]
 THEORY_DATA = [f"{THEORY_OUT}/{name}.csv"
                for name in ("convergence", "problems", "summary", "rate", "rate_summary", "huber", "huber_problems",
-                            "huber_summary", "offset_data", "offset_data_summary", "complexity")]
+                            "huber_summary", "offset_data", "offset_data_summary", "complexity", "datasets")]
+# The offline mirror Table 2 is counted against: config["theory"]["mirror"] when given (a working tree
+# whose neighbour is not the mirror), else the design's, relative to the repository. A folder outside
+# the workflow's files: a parameter, not an input; absent, its datasets read "needs the mirror".
+THEORY_MIRROR = config.get("theory", {}).get("mirror") or os.path.relpath(
+    os.path.join(workflow.basedir, _THEORY["checks"]["table2"]["mirror"]))
 
 
 rule theory:
@@ -128,6 +133,20 @@ rule theory_complexity:
         "../scripts/theory_complexity.py"
 
 
+# Every dataset the suite can read, counted as the project reads it: the ledger reads this file, never the mirror.
+rule theory_datasets:
+    params:
+        mirror=THEORY_MIRROR,
+    output:
+        facts=f"{THEORY_OUT}/datasets.csv",
+    log:
+        "results/theory/logs/datasets.log",
+    benchmark:
+        "results/theory/benchmarks/datasets.tsv"
+    script:
+        "../scripts/theory_datasets.py"
+
+
 rule theory_ledger:
     input:
         design=THEORY_DESIGN,
@@ -138,6 +157,7 @@ rule theory_ledger:
         huber_problems=f"{THEORY_OUT}/huber_problems.csv",
         offset_data=f"{THEORY_OUT}/offset_data.csv",
         complexity=f"{THEORY_OUT}/complexity.csv",
+        datasets=f"{THEORY_OUT}/datasets.csv",
         results_table=THEORY_RESULTS_TABLES,
         results_configuration=THEORY_RESULTS_CONFIGURATIONS,
     output:
@@ -160,6 +180,8 @@ rule theory_figures:
         design=THEORY_DESIGN,
         convergence=f"{THEORY_OUT}/convergence.csv",
         summary=f"{THEORY_OUT}/summary.csv",
+        huber_summary=f"{THEORY_OUT}/huber_summary.csv",
+        rate_summary=f"{THEORY_OUT}/rate_summary.csv",
         complexity=f"{THEORY_OUT}/complexity.csv",
     output:
         expand(f"{THEORY_OUT}/{{name}}.{{ext}}", name=THEORY_FIGURES, ext=["png", "pdf"]),
@@ -174,6 +196,8 @@ rule theory_figures:
 rule theory_manifest:
     input:
         design=THEORY_DESIGN,
+        # the empirical rows' tables, hashed as inputs (the tidy data are among the outputs)
+        tables=THEORY_RESULTS_TABLES,
         outputs=THEORY_DATA + [f"{THEORY_OUT}/claims_ledger.md", f"{THEORY_OUT}/claims_ledger.csv"]
         + expand(f"{THEORY_OUT}/{{name}}.{{ext}}", name=THEORY_FIGURES, ext=["png", "pdf"]),
     output:

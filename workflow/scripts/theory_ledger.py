@@ -9,7 +9,7 @@ with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noq
     inputs, outputs = snakemake.input, snakemake.output  # noqa: F821
     assemble_ledger(design=inputs.design, convergence=inputs.convergence, problems=inputs.problems, rate=inputs.rate,
                     huber=inputs.huber, huber_problems=inputs.huber_problems, offset_data=inputs.offset_data,
-                    complexity=inputs.complexity, results_tables=list(inputs.results_table),
+                    complexity=inputs.complexity, datasets=inputs.datasets, results_tables=list(inputs.results_table),
                     results_configurations=list(inputs.get("results_configuration", [])),
                     md=outputs.md, csv=outputs.csv, summary=outputs.summary,
                     rate_summary=outputs.rate_summary, huber_summary=outputs.huber_summary,

@@ -1,7 +1,8 @@
 """``python -m qs3study.claims --out DIR``: the ledger and its figures reassembled from the committed tidy data.
 
 Reads the design and the studies' tidy data (``convergence.csv``, ``problems.csv``,
-``rate.csv``, ``huber.csv``, ``huber_problems.csv``, ``offset_data.csv``, ``complexity.csv`` of ``--data``, default ``figures/theory``) and writes into
+``rate.csv``, ``huber.csv``, ``huber_problems.csv``, ``offset_data.csv``, ``complexity.csv``,
+``datasets.csv`` of ``--data``, default ``figures/theory``) and writes into
 ``DIR`` the same files the theory run commits: the tidy data, the per-cell
 summary, the ledger (Markdown, CSV), every figure and a manifest whose
 ``stage`` says that only the assembly ran. No study is rerun: this takes seconds.
@@ -19,10 +20,11 @@ from pathlib import Path
 
 from qs3study.files import read_columns, refuse_foreign_files
 from qs3study.theory.convergence import RECORD_COLUMNS
+from qs3study.theory.dataset_facts import FACT_COLUMNS
 
 from .assemble import assemble_ledger, draw_figures, empirical_inputs, figure_names
 from .design import load_design
-from .manifest import theory_manifest, write_manifest
+from .manifest import theory_manifest, tree_dirty, write_manifest
 from .studies import RATE_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -34,12 +36,15 @@ _PROBLEM = ("instance", "lam", "n", "fstar_norm", "curvature", "M1", "M", "L", "
 TIDY = {"convergence.csv": (*_SETTING, *RECORD_COLUMNS), "problems.csv": _PROBLEM,
         "rate.csv": (*_SETTING, "seed", "t", *RATE_COLUMNS), "huber.csv": (*_SETTING, "huber_delta", *RECORD_COLUMNS),
         "huber_problems.csv": (*_PROBLEM, "gradient_norm"), "offset_data.csv": (*_SETTING, *RECORD_COLUMNS),
-        "complexity.csv": ("sweep", "size_name", "size", "quantity", "repeat", "value")}
+        "complexity.csv": ("sweep", "size_name", "size", "quantity", "repeat", "value"), "datasets.csv": FACT_COLUMNS}
 STAGE = "assembly only: ledger, summary, figures from the committed tidy data (no study rerun)"
 
 
-def reassemble(out, *, design=DESIGN, data=DATA, progress=None):
+def reassemble(out, *, design=DESIGN, data=DATA, progress=None, allow_dirty=False):
     """Reassemble the theory outputs into ``out``; relative paths are read from the repository root.
+
+    Into the repository's ``figures/`` only from a clean tree (tracked files outside ``figures/``
+    committed), unless ``allow_dirty``: the manifest then records ``dirty: true``.
 
     Returns
     -------
@@ -55,10 +60,15 @@ def reassemble(out, *, design=DESIGN, data=DATA, progress=None):
     FileExistsError
         If ``out`` holds a file of an output's name that its manifest does not list (not written by
         the assembly or the theory run): nothing is written then.
+    PermissionError
+        If ``out`` lies under the repository's ``figures/``, the tree is dirty and not ``allow_dirty``.
     """
     out = os.path.abspath(out)
     say = progress or (lambda message: None)
     cwd = os.getcwd()
+    if Path(out).is_relative_to(ROOT / "figures") and tree_dirty(ROOT) and not allow_dirty:
+        raise PermissionError(f"{out}: the git tree has uncommitted changes outside figures/; commit them, or pass "
+                              "--allow-dirty (the manifest then records dirty: true)")
     os.chdir(ROOT)
     try:
         spec = load_design(design)
@@ -88,14 +98,16 @@ def reassemble(out, *, design=DESIGN, data=DATA, progress=None):
         say("figures")
         stems = {name: os.path.join(out, name) for name in figure_names(spec)}
         draw_figures(design=design, convergence=tidy["convergence"], summary=paths["summary.csv"],
+                     huber_summary=paths["huber_summary.csv"], rate_summary=paths["rate_summary.csv"],
                      complexity=tidy["complexity"], stems=stems)
         written = [*tidy.values(), *paths.values(),
                    *(f"{stem}.{ext}" for stem in stems.values() for ext in ("png", "pdf"))]
         shown = [os.path.relpath(p, ROOT) if Path(p).is_relative_to(ROOT) else p for p in written]
         command = f"python -m qs3study.claims --out {os.path.relpath(out, ROOT) if Path(out).is_relative_to(ROOT) else out}"
         manifest = os.path.join(out, "manifest.json")
+        read = [os.path.relpath(os.path.abspath(os.path.join(data, name)), ROOT) for name in TIDY] + list(tables)
         write_manifest(manifest, theory_manifest(design_path=design, outputs=shown, root=str(ROOT), command=command,
-                                                 stage=STAGE))
+                                                 stage=STAGE, inputs=read))
     finally:
         os.chdir(cwd)
     return [*written, manifest]
@@ -106,10 +118,12 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--design", default=DESIGN, help=f"design file (default {DESIGN})")
     parser.add_argument("--data", default=DATA, help=f"folder of the committed tidy data (default {DATA})")
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="write into figures/ from a tree with uncommitted changes (recorded in the manifest)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
-        written = reassemble(args.out, design=args.design, data=args.data,
+        written = reassemble(args.out, design=args.design, data=args.data, allow_dirty=args.allow_dirty,
                              progress=lambda message: print(message, file=sys.stderr, flush=True))
     except (ValueError, OSError) as error:
         print(f"python -m qs3study.claims: {error}", file=sys.stderr)

@@ -10,6 +10,7 @@ import yaml
 
 from qs3orao.schedule import contracting_offset
 from qs3study.theory import checks
+from qs3study.theory.dataset_facts import read_dataset_facts
 from qs3study.theory.complexity import fit_exponent, local_exponents, tail_exponent
 
 from qs3study.files import write_frame
@@ -22,9 +23,6 @@ from .ledger import history_markdown, write_ledger
 from .rows import build_claims
 from .studies import offset_data_bounds
 from .summary import summarise
-
-#: The repository root: the design's relative paths of data outside the studies are read from here.
-REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 __all__ = ["run_checks", "exponents_of", "local_exponents_of", "tail_exponents_of", "read_complexity",
            "assemble_ledger",
@@ -64,7 +62,6 @@ def run_checks(design, m1_fixed):
         "appendix_thresholds": checks.check_appendix_thresholds(**c["appendix_thresholds"]),
         "assumption3": checks.check_assumption3(bound=m1_fixed, **c["assumption3"]),
         "table1_space": checks.check_table1_space(**c["coefficient_storage"]),
-        "table2": checks.check_table2(os.path.join(REPOSITORY, c["table2"]["mirror"])),
     }
 
 
@@ -181,16 +178,17 @@ def read_complexity(spec, path):
     return records
 
 
-def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problems, offset_data, complexity,
+def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problems, offset_data, complexity, datasets,
                     results_tables, results_configurations, md, csv, summary, rate_summary, huber_summary,
                     offset_data_summary):
     """Write the ledger (Markdown, CSV) and the per-cell summaries from the studies' tidy data.
 
     Parameters
     ----------
-    design, convergence, problems, rate, huber, huber_problems, offset_data, complexity : str
-        Paths of the design file and the studies' tidy data; ``design`` is
-        written into the ledger's header as given.
+    design, convergence, problems, rate, huber, huber_problems, offset_data, complexity, datasets : str
+        Paths of the design file and the studies' tidy data (``datasets``: the dataset facts the
+        theory run counted, :func:`qs3study.theory.dataset_facts.dataset_facts`; the mirror itself
+        is never read here); ``design`` is written into the ledger's header as given.
     results_tables, results_configurations : list of str
         The benchmark tables of the empirical rows and the configuration files holding
         their criteria (:func:`empirical_inputs`; empty: the rows are not evaluated).
@@ -222,7 +220,8 @@ def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problem
         huber_summary=huber_cells, huber_rates=huber_rates, design=spec,
         exponents=exponents_of(sweeps, criteria["confidence"]), local_exponents=local_exponents_of(sweeps),
         tail_exponents=tail_exponents_of(sweeps, tail=criteria["tail"], confidence=criteria["confidence"]),
-        empirical=empirical, empirical_reason=reason, offset_data_summary=offset_cells, offset_data_bounds=bounds)
+        empirical=empirical, empirical_reason=reason, offset_data_summary=offset_cells, offset_data_bounds=bounds,
+        dataset_facts=read_dataset_facts(datasets))
     write_ledger(claims, md, csv, header=HEADER.format(design=design, sha=design_sha256(design)),
                  footer=history_markdown(spec["history"]))
 
@@ -230,16 +229,16 @@ def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problem
 def figure_names(design):
     """Stems of the ledger's figures (each written as ``.png`` and ``.pdf``)."""
     return [f"convergence_{name}" for name in design["convergence"]["instances"]] + [
-        "slopes", "bounds", "transient", "lemma2_ratio", "thresholds", "complexity"]
+        "slopes", "bounds", "huber", "rate", "transient", "lemma2_ratio", "thresholds", "complexity"]
 
 
-def draw_figures(*, design, convergence, summary, complexity, stems):
+def draw_figures(*, design, convergence, summary, huber_summary, rate_summary, complexity, stems):
     """Draw every figure of the ledger.
 
     Parameters
     ----------
-    design, convergence, summary, complexity : str
-        Paths of the design and the tidy data.
+    design, convergence, summary, huber_summary, rate_summary, complexity : str
+        Paths of the design, the tidy data and the per-cell summaries.
     stems : dict
         Figure name (:func:`figure_names`) to its output path without extension.
     """
@@ -252,6 +251,8 @@ def draw_figures(*, design, convergence, summary, complexity, stems):
         plots.save(plots.convergence_figure(records, instance, criteria), stems[f"convergence_{instance}"])
     plots.save(plots.slopes_figure(summary, criteria), stems["slopes"])
     plots.save(plots.bounds_figure(summary), stems["bounds"])
+    plots.save(plots.huber_figure(pd.read_csv(huber_summary), design["huber"]["delta"]), stems["huber"])
+    plots.save(plots.rate_figure(pd.read_csv(rate_summary), design["rate"]["criteria"]), stems["rate"])
     plots.save(plots.transient_figure(summary, criteria), stems["transient"])
     products = np.unique(np.r_[np.geomspace(0.2, 40, 60), np.arange(1, 41)])
     plots.save(plots.lemma2_figure(products, np.unique(np.geomspace(1, 1e4, 80).round())), stems["lemma2_ratio"])
@@ -260,5 +261,6 @@ def draw_figures(*, design, convergence, summary, complexity, stems):
                 ("squared hinge: not unique", *checks.PINNED_SQUARED_HINGE_NOT_UNIQUE),
                 ("logistic: unique, ordered", *checks.PINNED_HINGE_NOT_STRICT[:3], "logistic")]
     plots.save(plots.thresholds_figure(examples), stems["thresholds"])
-    exponents = exponents_of(complexity, design["complexity"]["criteria"]["confidence"])
-    plots.save(plots.complexity_figure(complexity, exponents), stems["complexity"])
+    criteria = design["complexity"]["criteria"]
+    tail = tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"])
+    plots.save(plots.complexity_figure(complexity, tail, sizes=criteria["tail"]), stems["complexity"])

@@ -12,7 +12,7 @@ from importlib import metadata
 
 from qs3study.files import write_text
 
-__all__ = ["file_sha256", "theory_manifest", "write_manifest"]
+__all__ = ["file_sha256", "tree_dirty", "theory_manifest", "write_manifest"]
 
 _PACKAGES = ("numpy", "scipy", "pandas", "matplotlib", "snakemake", "qs3orao")
 
@@ -38,7 +38,16 @@ def _version(name):
         return None
 
 
-def theory_manifest(*, design_path, outputs, root, command, stage=None):
+def tree_dirty(root):
+    """Whether the git tree at ``root`` has uncommitted changes to tracked files outside ``figures/``.
+
+    ``figures/`` holds the outputs being written, so its changes do not count. None outside a git tree.
+    """
+    status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)figures")
+    return None if status is None else bool(status)
+
+
+def theory_manifest(*, design_path, outputs, root, command, stage=None, inputs=()):
     """The manifest's content.
 
     Parameters
@@ -53,15 +62,18 @@ def theory_manifest(*, design_path, outputs, root, command, stage=None):
     stage : str, optional
         Which part of the theory run made them, recorded when given (the
         reassembly from committed tidy data says so here).
+    inputs : sequence of str, optional
+        Every input table read (tidy data, the empirical rows' results tables), paths
+        relative to ``root``: each is recorded with its sha256.
     """
-    status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)figures")
     content = {
         "command": command,
         "design": {"path": design_path, "sha256": file_sha256(os.path.join(root, design_path))},
         "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "git": {"commit": _git(root, "rev-parse", "HEAD"), "dirty": None if status is None else bool(status)},
+        "git": {"commit": _git(root, "rev-parse", "HEAD"), "dirty": tree_dirty(root)},
         "python": platform.python_version(),
         "versions": {name: _version(name) for name in _PACKAGES},
+        "inputs": {path: file_sha256(os.path.join(root, path)) for path in sorted(set(inputs))},
         "outputs": {path: file_sha256(os.path.join(root, path)) for path in sorted(outputs)},
     }
     if stage is not None:

@@ -8,11 +8,13 @@ from qs3study.files import save_figure
 from qs3study.theory.coefficients import in_lemma2_domain, lemma2_grid
 from qs3orao.thresholds import threshold_loss
 
+from .rows.rate import rate_half_width
+from .rows.text import class_counts
 from .studies import PAPER_SCHEDULE
 from .summary import bootstrap_mean_interval
 
-__all__ = ["save", "convergence_figure", "slopes_figure", "bounds_figure", "transient_figure", "lemma2_figure",
-           "thresholds_figure", "complexity_figure"]
+__all__ = ["save", "convergence_figure", "slopes_figure", "bounds_figure", "huber_figure", "rate_figure",
+           "transient_figure", "lemma2_figure", "thresholds_figure", "complexity_figure"]
 
 _ERROR_LABEL = "mean over x of |f_t(x) - f*(x)|^2"
 
@@ -129,7 +131,7 @@ def slopes_figure(summary, criteria, *, floor=3.0):
     return fig
 
 
-def bounds_figure(summary):
+def bounds_figure(summary, *, fixed="M fixed at f*"):
     """Theorem 1: largest measured/bound ratio (lower CI end of the mean error) over lambda x theta*lambda."""
     plt = _pyplot()
     from matplotlib.colors import LogNorm
@@ -153,9 +155,63 @@ def bounds_figure(summary):
         ax.set_yticks(range(table.shape[0]), [f"{y:g}" + (" *" if in_lemma2_domain(y) else "") for y in table.index])
         ax.set_xlabel("lambda")
         ax.set_ylabel("theta * lambda (* = stated range)")
-        ax.set_title(f"instance {instance}: max_t measured / Theorem 1 bound\n(M fixed at f*; '-': bound undefined)",
+        ax.set_title(f"instance {instance}: max_t measured / Theorem 1 bound\n({fixed}; '-': bound undefined)",
                      fontsize=9)
         fig.colorbar(mesh, ax=ax, label="ratio (> 1: bound exceeded)")
+    fig.tight_layout()
+    return fig
+
+
+def huber_figure(summary, delta):
+    """Theorem 1 with the Huberised loss (row H6): :func:`bounds_figure` titled with the row's power and classes."""
+    rows = _primary(summary)
+    inside = rows[rows["in_domain"]]
+    power = inside["theorem1_power"].to_numpy(dtype=float)
+    power = power[np.isfinite(power)]
+    fig = bounds_figure(summary, fixed=f"Huberised loss, delta = {delta:g}, M = 2 delta")
+    reach = (f"bound at T / error of f = 0: {power.min():.3g}..{power.max():.3g} ({int((power < 1).sum())}/"
+             f"{power.size} below 1)" if power.size else "no finite bound")
+    fig.suptitle(f"Row H6 over the {len(inside)} cells in the stated range: {class_counts(inside['theorem1_class'])}; "
+                 f"{reach}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def rate_figure(rates, criteria):
+    """The rate study's slopes with their intervals per cell, coloured by class, with the criterion's lines."""
+    plt = _pyplot()
+    instances = sorted(rates["instance"].unique())
+    fig, axes = plt.subplots(1, len(instances), figsize=(6.5 * len(instances), 4.2), squeeze=False, sharey=True)
+    classes = sorted(rates["rate_class"].unique())
+    colours = {name: plt.get_cmap("tab10")(k) for k, name in enumerate(classes)}
+    products = sorted(rates["theta_lam"].unique())
+    bound = criteria["rate_target"] + criteria["rate_tolerance"]
+    half_width, _ = rate_half_width(rates, criteria)
+    for ax, instance in zip(axes.ravel(), instances):
+        cells = rates[rates["instance"] == instance]
+        for k, c in enumerate(products):
+            shift = 1.0 + 0.05 * (k - len(products) / 2)
+            for name in classes:
+                r = cells[(cells["theta_lam"] == c) & (cells["rate_class"] == name)]
+                r = r[np.isfinite(r["slope"])]
+                ax.errorbar(r["lam"] * shift, r["slope"], yerr=np.vstack([r["slope"] - r["low"], r["high"] - r["slope"]]),
+                            fmt="o" if in_lemma2_domain(c) else "x", ms=4, capsize=2, color=colours[name],
+                            label=name if k == 0 and instance == instances[0] else None)
+        ax.axhline(criteria["rate_target"], color="k", lw=0.8, label="slope -1" if instance == instances[0] else None)
+        ax.axhline(bound, color="k", lw=0.8, ls="--", label="criterion" if instance == instances[0] else None)
+        if np.isfinite(half_width):
+            ax.axhspan(bound - half_width, bound + half_width, color="0.85", zorder=0,
+                       label="criterion +- expected half-width" if instance == instances[0] else None)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("lambda")
+        ax.set_ylabel("fitted slope of log mean error vs log t")
+        ax.set_title(f"instance {instance} (x: theta*lambda outside the stated range)", fontsize=9)
+    axes.ravel()[0].legend(fontsize=7)
+    inside = rates[rates["in_domain"]]
+    reach = (f"expected half-width {half_width:.3g}: consistent below {bound - half_width:.3g}"
+             if np.isfinite(half_width) else "no tested cell")
+    fig.suptitle(f"Rate study, {len(inside)} cells in the stated range: {class_counts(inside['rate_class'])}; "
+                 f"{reach}", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -239,8 +295,12 @@ _QUANTITY_LABELS = {"cpu_seconds": "CPU seconds", "seconds": "seconds", "peak_mb
                     "operations": "operations counted"}
 
 
-def complexity_figure(records, exponents):
-    """Measured cost against size (log-log), one panel per sweep, with every repeat and the fitted exponent."""
+def complexity_figure(records, exponents, *, sizes):
+    """Measured cost against size (log-log), one panel per sweep, with every repeat and row 7's exponent.
+
+    ``exponents`` maps each sweep to ``(slope, low, high)`` fitted at its ``sizes`` largest sizes (the fit
+    row 7's verdict reads).
+    """
     plt = _pyplot()
     from matplotlib.ticker import LogLocator, NullFormatter
 
@@ -254,7 +314,7 @@ def complexity_figure(records, exponents):
         medians = group.groupby("size")["value"].median()
         ax.loglog(medians.index, medians.to_numpy(), "-", color="C0", label="median")
         slope, low, high = exponents[name]
-        ax.set_title(f"{name}\np = {slope:.2f} [{low:.2f}, {high:.2f}]", fontsize=8)
+        ax.set_title(f"{name}\np = {slope:.2f} [{low:.2f}, {high:.2f}] (largest {sizes} sizes)", fontsize=8)
         ax.set_xlabel(f"size {group['size_name'].iloc[0]}")
         ax.set_ylabel(_QUANTITY_LABELS[group["quantity"].iloc[0]])
         ax.xaxis.set_major_locator(LogLocator(base=10, numticks=4))

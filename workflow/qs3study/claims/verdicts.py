@@ -281,7 +281,7 @@ def facts_verdict(matches, *, choices):
     return CONDITIONAL if choices else HOLDS
 
 
-def data_facts_verdict(rows, *, mirror_present):
+def data_facts_verdict(rows):
     """Stated facts against the data where the data could be read.
 
     Parameters
@@ -289,17 +289,16 @@ def data_facts_verdict(rows, *, mirror_present):
     rows : sequence of dict
         Per fact group: ``source`` ("data" when read from a file, else documented
         only), ``rows_match`` and ``features_match`` (None: not comparable).
-    mirror_present : bool
 
     Returns
     -------
     str
-        Inconclusive without the mirror or with nothing read from it; fails on a
+        Inconclusive with no file read; fails on a
         mismatch with the data; otherwise holds under stated conditions (the
         rest rests on documented upstream sizes and protocol choices).
     """
     read = [r for r in rows if r["source"] == "data"]
-    if not mirror_present or not read:
+    if not read:
         return INCONCLUSIVE
     matches = [m for r in read for m in (r["rows_match"], r["features_match"]) if m is not None]
     if not all(matches):

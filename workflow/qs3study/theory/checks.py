@@ -28,7 +28,7 @@ __all__ = [
     "PINNED_HINGE_NOT_UNIQUE", "PINNED_HINGE_NOT_STRICT", "PINNED_SQUARED_HINGE_NOT_UNIQUE",
     "PINNED_EMPTY_CLASS", "PINNED_LEMMA2", "FLOAT_RELATIVE_TOLERANCE",
     "check_claim1", "check_claim2", "check_claim3", "check_claim4", "check_algorithm1",
-    "check_appendix_thresholds", "check_assumption3", "check_table1_space", "check_table2",
+    "check_appendix_thresholds", "check_assumption3", "check_table1_space",
 ]
 
 # --- Counterexamples pinned by the hypothesis searches in tests/theory ------
@@ -333,20 +333,3 @@ def check_table1_space(*, n, n_components, n_iters):
     counts = coefficient_storage(n=n, n_components=n_components, n_iters=n_iters)
     return {"n": n, "D": 2 * n_components, "n_iters": list(n_iters), "coefficients": counts,
             "per_iteration": [c / t for c, t in zip(counts, n_iters)]}
-
-
-def check_table2(mirror=None):
-    """Table 2 against the data of the offline mirror (:func:`qs3study.theory.paper_tables.compare_table2_with_data`).
-
-    Returns
-    -------
-    dict
-        ``mirror_present`` and ``rows`` (one per Table 2 dataset).
-    """
-    from pathlib import Path
-
-    from qs3study.datasets.registry import DATASETS
-    from .paper_tables import compare_table2_with_data
-
-    present = mirror is not None and Path(mirror).is_dir()
-    return {"mirror_present": present, "rows": compare_table2_with_data(DATASETS, mirror if present else None)}

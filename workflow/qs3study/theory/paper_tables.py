@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TABLE2", "compare_table2", "compare_table2_with_data", "coefficient_storage"]
+__all__ = ["TABLE2", "compare_table2", "coefficient_storage"]
 
 #: Table 2: registry name -> (paper's name, features, samples, classes).
 TABLE2 = {
@@ -54,62 +54,6 @@ def compare_table2(registry):
             "features_match": None if shape[1] is None else shape[1] == features,
             "notes": spec.notes if spec is not None else "absent from the registry",
         })
-    return out
-
-
-def _read_shape(spec, path):
-    """``(rows, features)`` of a file as the registry's reader reads it (features None for text)."""
-    data = spec.reader(str(path))
-    first, second = data[0], data[1]
-    if spec.output == "reviews":
-        return len(second), None
-    return int(np.shape(first)[0]), int(np.shape(first)[1])
-
-
-def compare_table2_with_data(registry, mirror):
-    """Table 2's rows and features against the data: the offline mirror's files, read as the project reads them.
-
-    A Table 2 dataset is checked against its file when the mirror holds the
-    registry's file with the registry's sha256 (the whole upstream file, not a
-    subset); otherwise only the registry's documented upstream size is
-    available, and the row says so.
-
-    Parameters
-    ----------
-    registry : dict
-        Name to :class:`qs3study.datasets.registry.DatasetSpec`.
-    mirror : path-like or None
-        The offline mirror folder; None or a missing folder: nothing is read.
-
-    Returns
-    -------
-    list of dict
-        :func:`compare_table2`'s rows with ``source`` ("data": read from the
-        mirror's file; "documented": the registry's upstream size only),
-        ``data_rows``, ``data_features`` (None unless read) and ``mirror_file``.
-    """
-    from pathlib import Path
-
-    from qs3study.datasets.download import sha256_file
-
-    folder = Path(mirror) if mirror is not None else None
-    present = folder is not None and folder.is_dir()
-    out = []
-    for row in compare_table2(registry):
-        spec = registry.get(row["registry"]) if row["registry"] else None
-        found = None
-        if present and spec is not None and spec.sha256:
-            found = next((folder / c for c in spec.mirror_candidates() if (folder / c).is_file()), None)
-            if found is not None and sha256_file(found) != spec.sha256:
-                found = None
-        if found is None:
-            out.append({**row, "source": "documented", "data_rows": None, "data_features": None, "mirror_file": None})
-            continue
-        rows, features = _read_shape(spec, found)
-        out.append({**row, "source": "data", "data_rows": rows, "data_features": features,
-                    "mirror_file": str(found.relative_to(folder)),
-                    "rows_match": rows == row["paper_rows"],
-                    "features_match": None if features is None else features == row["paper_features"]})
     return out
 
 

@@ -35,7 +35,7 @@ class Inputs:
         The pre-registered design (:func:`qs3study.claims.design.load_design`).
     checks : dict
         Outputs of :mod:`qs3study.theory.checks`, keyed ``claim1..claim4``, ``algorithm1``,
-        ``appendix_thresholds``, ``assumption3``, ``table1_space``, ``table2``.
+        ``appendix_thresholds``, ``assumption3``, ``table1_space``.
     summary, huber_summary, offset_data_summary : pandas.DataFrame
         :func:`qs3study.claims.summary.summarise` of the convergence, Huberised-loss and
         offset_data studies.
@@ -50,6 +50,9 @@ class Inputs:
         The empirical claims (:mod:`qs3study.claims.empirical`), per protocol or of one table.
     empirical_reason : str
         Why the empirical rows are not evaluated, when they are not.
+    dataset_facts : pandas.DataFrame
+        Every dataset's counts as the theory run read them
+        (:func:`qs3study.theory.dataset_facts.read_dataset_facts`).
     """
 
     design: dict
@@ -65,6 +68,7 @@ class Inputs:
     tail_exponents: dict
     empirical: object
     empirical_reason: str
+    dataset_facts: object
 
 
 def build_claims(**inputs):

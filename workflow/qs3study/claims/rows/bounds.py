@@ -102,10 +102,12 @@ _CLAIMS = {
 }
 
 
-def rows_convergence(summary, settings, *, prefix="", setting="", fixed=_M_AT_FSTAR, fixed_at="at f*"):
+def rows_convergence(summary, settings, *, prefix="", setting="", fixed=_M_AT_FSTAR, fixed_at="at f*",
+                     figures=(f"{FIGURES}/convergence_*.png", f"{FIGURES}/bounds.png")):
     """Rows 5a, 5b, 6 (``prefix`` + id): the bounds with M fixed in advance, read with their premise.
 
-    ``setting`` is prepended to each claim (the loss, when not the paper's); ``fixed`` says how M was fixed.
+    ``setting`` is prepended to each claim (the loss, when not the paper's); ``fixed`` says how M was fixed;
+    ``figures`` are the study's figures the rows cite.
     """
     primary = primary_cells(summary)
     inside = primary[primary["in_domain"]]
@@ -122,7 +124,7 @@ def rows_convergence(summary, settings, *, prefix="", setting="", fixed=_M_AT_FS
             evidence += " Outside it: " + _bound_evidence(outside, name)
         rows.append(Claim(f"{prefix}{claim_id}", setting + claim, where,
                           f"{check}; {settings}. {fixed}{_BOUND_READING} Verdict over the cells in the stated range. "
-                          f"Figures {FIGURES}/convergence_*.png, {FIGURES}/bounds.png.", verdict, evidence))
+                          f"Figures {', '.join(figures)}.", verdict, evidence))
     return rows
 
 
@@ -137,7 +139,7 @@ def rows_huber(summary, settings, huber):
              "2 delta everywhere), M and L the paper's combinations (L_1 = L_2 = 2), f* the exact minimiser "
              f"for this loss (semismooth Newton, gradient <= {huber['gtol']:g}), ")
     return rows_convergence(summary, settings, prefix="H", setting=huber_setting(huber), fixed=fixed,
-                            fixed_at="by the loss")
+                            fixed_at="by the loss", figures=(f"{FIGURES}/huber.png",))
 
 
 def study_settings(design):

@@ -30,7 +30,7 @@ def _rate_evidence(rows):
     return out
 
 
-def _slope_power(half_width, criteria, how):
+def _slope_power(half_width, how, criteria):
     """The rate check's power: the slope interval's half-width against the distance the criterion needs.
 
     A cell is consistent when its slope lies ``half_width`` below ``b = rate_target + rate_tolerance``
@@ -56,15 +56,28 @@ def _slope_power(half_width, criteria, how):
     return text + ".", can_fail
 
 
-def _rate_power(rates, criteria):
-    """:func:`_slope_power` of the rate study: Holm's first step over the tested cells, the median standard error."""
+def rate_half_width(rates, criteria):
+    """The rate study's expected slope half-width: Holm's first step over the tested cells, the median standard error.
+
+    Returns
+    -------
+    half_width : float
+        NaN when no cell was tested.
+    how : str
+        How it was computed, for the power statement.
+    """
     tested = rates[rates["in_domain"] & rates["holm_slower"].notna()]
     if tested.empty:
-        return _slope_power(float("nan"), criteria, "")
+        return float("nan"), ""
     z = float(stats.norm.isf(criteria["alpha"] / len(tested)))
     se = float(np.median(tested["se"]))
-    return _slope_power(z * se, criteria, f"{len(tested)} tested cells, Holm at {criteria['alpha']:g}: z = {z:.3g} "
-                                          f"at its first step, times the median bootstrap standard error {se:.3g}")
+    return z * se, (f"{len(tested)} tested cells, Holm at {criteria['alpha']:g}: z = {z:.3g} at its first step, "
+                    f"times the median bootstrap standard error {se:.3g}")
+
+
+def _rate_power(rates, criteria):
+    """:func:`_slope_power` of the rate study at :func:`rate_half_width`."""
+    return _slope_power(*rate_half_width(rates, criteria), criteria)
 
 
 def _rate_study_evidence(rates, criteria):
@@ -114,7 +127,8 @@ def rows_rate(summary, rates, settings, criteria, rate):
     rate_row = Claim(
         "6r", "Remark after Theorem 1: the error converges at the rate O(1/t) (paper's sampling)",
         "Theorem 1 and its Remark; Introduction",
-        f"{settings}; {rate_criterion}. Figure {FIGURES}/slopes.png (the convergence study's slopes).",
+        f"{settings}; {rate_criterion}. Figures {FIGURES}/rate.png (the rate study), {FIGURES}/slopes.png (the "
+        "convergence study's slopes).",
         v.powered(v.domain_verdict(counted["rate_class"], fail_class=fail, pass_class="consistent"),
                   _rate_power(rates, rc)[1]),
         _rate_study_evidence(rates, rc) + " The convergence study under its earlier criterion (3 checkpoints in "
@@ -122,8 +136,8 @@ def rows_rate(summary, rates, settings, criteria, rate):
     batch_cells = secondary[secondary["in_domain"]]
     widths = (batch_cells["error_mean_high"] - batch_cells["error_mean_low"]) / 2.0
     widths = widths[np.isfinite(widths)]
-    batch_power = _slope_power(float(np.median(widths)) if len(widths) else float("nan"), criteria,
-                               f"the median half-width of the cells' {criteria['confidence']:.0%} intervals")
+    batch_power = _slope_power(float(np.median(widths)) if len(widths) else float("nan"),
+                               f"the median half-width of the cells' {criteria['confidence']:.0%} intervals", criteria)
     batch = Claim(
         "6b", "The O(1/t) rate with mini-batches (secondary study)",
         "Sec. 'Algorithms' (batches of instances)",
@@ -143,7 +157,7 @@ def row_huber_rate(rates, settings, rate, huber):
         "Theorem 1 and its Remark",
         f"{settings}; {huber['seeds']} seeds, {huber['n_checkpoints']} log-spaced checkpoints and "
         f"{huber['window_points']} more in the fitted window; the rate section's criterion (Holm over cells at "
-        f"{rc['alpha']:g}, transient cells apart).",
+        f"{rc['alpha']:g}, transient cells apart). Figure {FIGURES}/huber.png (the study's bounds).",
         v.powered(v.domain_verdict(counted["rate_class"], fail_class=("slower", "not finite"), pass_class="consistent"),
                   _rate_power(rates, rc)[1]),
         _rate_study_evidence(rates, rc))
