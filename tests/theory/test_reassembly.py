@@ -114,3 +114,30 @@ def test_tree_dirty_reads_tracked_changes_outside_figures(tmp_path):
     (tmp_path / "code.py").write_text("a = 2\n")
     assert tree_dirty(tmp_path) is True
     assert tree_dirty(tmp_path / "nowhere") is None
+
+
+class _PastTheGuard(Exception):
+    pass
+
+
+def test_reassembly_in_the_studys_own_folder_takes_a_tidy_file_its_manifest_does_not_list(monkeypatch, tmp_path):
+    # The theory run writes its tidy files beside the ledger; a tidy file the last manifest does not list
+    # (a new study's) is not foreign there, since the assembly copies it onto itself unchanged.
+    monkeypatch.setattr(cli, "empirical_inputs", lambda spec: (_ for _ in ()).throw(_PastTheGuard()))
+    folder = tmp_path / "theory"
+    folder.mkdir()
+    for name in TIDY:
+        (folder / name).write_bytes((COMMITTED / name).read_bytes())
+    newest = sorted(TIDY)[0]
+    (folder / "manifest.json").write_text(json.dumps({"outputs": {n: "" for n in TIDY if n != newest}}))
+    with pytest.raises(_PastTheGuard):
+        cli.reassemble(folder, data=str(folder))
+    # the same name holding other bytes than the data's copy is still refused
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in TIDY:
+        (data / name).write_bytes((COMMITTED / name).read_bytes())
+    (folder / newest).write_text("someone else's table\n")
+    with pytest.raises(FileExistsError, match=newest):
+        cli.reassemble(folder, data=str(data))
+    assert (folder / newest).read_text() == "someone else's table\n"

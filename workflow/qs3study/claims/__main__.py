@@ -80,7 +80,9 @@ def reassemble(out, *, design=DESIGN, data=DATA, progress=None, allow_dirty=Fals
         summaries = ("claims_ledger.md", "claims_ledger.csv", "summary.csv", "rate_summary.csv", "huber_summary.csv",
                      "offset_data_summary.csv")
         figures = [f"{name}.{ext}" for name in figure_names(spec) for ext in ("png", "pdf")]
-        refuse_foreign_files(out, [*TIDY, *summaries, *figures, "manifest.json"], "manifest.json")
+        # A tidy file is copied as it is: one already holding those bytes (as in the study's own folder) is not foreign.
+        copies = {name: Path(data, name).read_bytes() for name in TIDY}
+        refuse_foreign_files(out, [*TIDY, *summaries, *figures, "manifest.json"], "manifest.json", copies)
         os.makedirs(out, exist_ok=True)
         for name in TIDY:
             source = os.path.join(data, name)
