@@ -94,9 +94,8 @@ def run_methods(root, run):
 
 
 def statement(claim):
-    """A ledger claim as the documents show it: without the protocol it names or the project's tracker."""
+    """A ledger claim as the documents show it: without the protocol it names."""
     text = re.sub(r"\s*\((paper|best-effort) protocol\)$", "", claim)
-    text = re.sub(r"\s*\(issue \d+\)", "", text)
     return text.replace("*", "\\*")
 
 
