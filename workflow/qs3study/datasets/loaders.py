@@ -61,7 +61,10 @@ def _read(spec, *, cache_dir, mirror, n_samples, random_state):
     if spec.fname is None:
         return spec.reader(None), {"package": spec.description}
     local = fetch_source(spec, cache_dir=cache_dir, mirror=mirror)
-    return spec.reader(local.path), {
+    features, target = spec.reader(local.path)
+    if spec.drop_features:
+        features = np.delete(features, list(spec.drop_features), axis=1)
+    return (features, target), {
         "file": str(local.path),
         "sha256": local.sha256,
         "origin": local.source,
@@ -139,6 +142,8 @@ def _params(spec, n_bins, dedupe, n_svd_components, n_samples, random_state, fea
         params.update(n_svd_components=n_svd_components, tfidf=TFIDF_PARAMS)
     if spec.kind == "generated" or spec.output == "reviews" or n_samples is not None:
         params["random_state"] = random_state
+    if spec.drop_features:  # absent when empty: the other datasets' caches stay valid
+        params["drop_features"] = list(spec.drop_features)
     if feature_scaling != "per_column":  # the default stays out of the key: existing caches stay valid
         params["feature_scaling"] = feature_scaling
     return params
