@@ -112,3 +112,15 @@ def test_signal_is_found():
     result = permutation_screen(X, _bins(np.sin(4 * X[:, 0]) + X[:, 1]), n_permutations=19, alpha=0.05, seed=0,
                                 widths=[-1, 0, 1], lams=[1e-3, 1e-1])
     assert result["signal"] and result["observed"] > result["null_level"]
+
+
+def test_group_check_reads_a_plain_split_while_the_group_column_splits_the_run():
+    rng = np.random.default_rng(7)
+    subject = np.repeat(np.arange(40), 50)
+    y = _bins(rng.normal(size=40)[subject] + 0.1 * rng.normal(size=subject.size))
+    X = np.column_stack([subject, rng.random(subject.size)])
+    spec = DATASETS["uci_parkinsons"]
+    table = data_checks("subjects", spec, X, y, (X, y.astype(float)), SETTINGS, n_labeled=200, base_seed=0)
+    row = table.set_index("check").loc["group_lookup"]
+    assert row.tripped and row.value > 0.9 and row.action == "split by group (group_column 0)"
+    assert refusal(table) is None
