@@ -29,6 +29,7 @@ rule prepare:
         X=f"{RESULTS}/data/{{dataset}}/X.npy",
         y=f"{RESULTS}/data/{{dataset}}/y.npy",
         info=f"{RESULTS}/data/{{dataset}}/info.json",
+        checks=f"{RESULTS}/data/{{dataset}}/checks.csv",
     params:
         options=lambda wildcards: dataset_options(wildcards.dataset),
         sha256=source_sha256,
@@ -36,6 +37,7 @@ rule prepare:
         mirror=config["data"]["mirror"],
         seed=PROTOCOL["seed"],
         protocol=PROTOCOL,
+        checks=config["data_checks"],
     log:
         f"{LOGS}/prepare/{{dataset}}.log",
     benchmark:
@@ -45,3 +47,16 @@ rule prepare:
         runtime=resource_by_size("runtime"),
     script:
         "../scripts/prepare.py"
+
+
+rule data_checks:
+    """The data-validity screen's numbers of every selected dataset, with what was done (data_checks.csv)."""
+    input:
+        checks=expand(rules.prepare.output.checks, dataset=SELECTED),
+    output:
+        f"{FIGURES}/data_checks.csv",
+    log:
+        f"{LOGS}/figures/data_checks.log",
+    localrule: True
+    script:
+        "../scripts/data_checks.py"

@@ -170,6 +170,7 @@ rule manifest:
         table=rules.aggregate.output.csv,
         figures=[*rules.figure_time.output, *rules.figure_auc.output, *rules.auc_table.output,
                  *rules.publish_results.output, *(rules.screened_datasets.output if SCREENED else []),
+                 *rules.data_checks.output,
                  *(rules.tuning_summary.output if TUNE_RECORDS else []), *rules.figure_auc_sweep.output,
                  *(rules.empirical_claims.output if config.get("claims") else [])],
         benchmarks=expand_batches(f"{BENCHMARKS}/train/{BATCH}.tsv"),

@@ -21,6 +21,7 @@ rule tune:
         early_stopping=config["tuning"]["early_stopping"],
         base_seed=PROTOCOL["seed"],
         kernel_width=PROTOCOL["kernel_width"],
+        group_column=lambda wildcards: dataset_spec(wildcards.dataset).group_column,
     log:
         f"{LOGS}/tune/{{dataset}}/{{method}}/trial{{trial}}.log",
     benchmark:
@@ -50,6 +51,7 @@ rule train:
         n_labeled=PROTOCOL["n_labeled"],
         base_seed=PROTOCOL["seed"],
         kernel_width=PROTOCOL["kernel_width"],
+        group_column=lambda wildcards: dataset_spec(wildcards.dataset).group_column,
         on_failure=config["tuning"]["on_failure"],
     log:
         f"{LOGS}/train/{BATCH}.log",

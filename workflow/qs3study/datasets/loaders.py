@@ -62,6 +62,8 @@ def _read(spec, *, cache_dir, mirror, n_samples, random_state):
         return spec.reader(None), {"package": spec.description}
     local = fetch_source(spec, cache_dir=cache_dir, mirror=mirror)
     features, target, *facts = spec.reader(local.path)
+    if spec.drop_features:
+        features = np.delete(features, list(spec.drop_features), axis=1)
     return (features, target), {
         "file": str(local.path),
         "sha256": local.sha256,
@@ -142,6 +144,8 @@ def _params(spec, n_bins, dedupe, n_svd_components, n_samples, random_state, fea
         params.update(n_svd_components=n_svd_components, tfidf=TFIDF_PARAMS)
     if spec.kind == "generated" or spec.output == "reviews" or n_samples is not None:
         params["random_state"] = random_state
+    if spec.drop_features:  # absent when empty: the other datasets' caches stay valid
+        params["drop_features"] = list(spec.drop_features)
     if feature_scaling != "per_column":  # the default stays out of the key: existing caches stay valid
         params["feature_scaling"] = feature_scaling
     return params

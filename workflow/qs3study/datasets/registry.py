@@ -59,6 +59,13 @@ class DatasetSpec:
         copied into the cache instead of downloaded.
     read_options : tuple of (str, value) pairs
         Options of the reader that change what it returns (part of the cache key).
+    drop_features : tuple of int
+        Columns of the reader's features left out (0-based), each for the reason
+        given in ``notes``: a column the target is computed from.
+    group_column : int or None
+        Column (after ``drop_features``) whose value names a group of rows, such as
+        a subject: splits keep every group on one side
+        (:func:`~qs3study.datasets.semisupervised_split`, ``groups``).
     """
 
     name: str
@@ -77,6 +84,8 @@ class DatasetSpec:
     notes: str = ""
     source_path: Optional[str] = None
     read_options: tuple = ()
+    drop_features: tuple = ()
+    group_column: Optional[int] = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -125,7 +134,7 @@ def _amazon_2014(name, category, n_reviews, *, paper=False):
     )
 
 
-def _uci_datasets(short, sha256, shape, notes=""):
+def _uci_datasets(short, sha256, shape, notes="", **options):
     return DatasetSpec(
         name=f"uci_{short}",
         kind="regression",
@@ -140,6 +149,7 @@ def _uci_datasets(short, sha256, shape, notes=""):
         reader=parsers.read_csv_last_column_target,
         shape=shape,
         notes=notes,
+        **options,
     )
 
 
@@ -289,7 +299,12 @@ _SPECS = [
         "and loading is refused",
     ),
     _uci_datasets(
-        "bike", "411f76ae426c0e348a2629dcf6b3b29102c7db465eae780a3454c39db1dfac4f", (17_379, 17)
+        "bike",
+        "411f76ae426c0e348a2629dcf6b3b29102c7db465eae780a3454c39db1dfac4f",
+        (17_379, 17),
+        "features 15 and 16 (casual and registered users) are dropped: the target, the count of "
+        "rentals, is their sum (cnt = casual + registered, as the UCI page states)",
+        drop_features=(15, 16),
     ),
     _uci_datasets(
         "pumadyn32nm",
@@ -300,6 +315,8 @@ _SPECS = [
         "parkinsons",
         "d20ffd9c9e5053a03fff0b770e7b0e076bf856a34538198303c897b6cc6addde",
         (5_875, 20),
+        "feature 0 is the subject ID (42 subjects, about 140 recordings each): a same-subject lookup "
+        "predicts the target almost exactly, which the data-validity screen reports",
     ),
     _uci_datasets(
         "tamielectric",

@@ -39,7 +39,20 @@ class Split:
         return int(self.labeled_mask.size - self.labeled_mask.sum())
 
 
-def semisupervised_split(y, *, n_labeled, seed, n_unlabeled=None):
+def _labeled_groups(groups, y, n_labeled, classes, rng):
+    """Rows of whole groups, drawn in random order until they hold ``n_labeled`` rows and every class."""
+    names, codes = np.unique(groups, return_inverse=True)
+    taken = np.zeros(names.size, dtype=bool)
+    for name in rng.permutation(names.size):
+        taken[name] = True
+        pool = taken[codes]
+        if pool.sum() >= n_labeled and np.unique(y[pool]).size == classes.size:
+            return np.flatnonzero(pool), np.flatnonzero(~pool)
+    raise ValueError(f"groups: {n_labeled} labeled rows with every class take every group, "
+                     "which leaves no group for the unlabeled rows")
+
+
+def semisupervised_split(y, *, n_labeled, seed, n_unlabeled=None, groups=None):
     """Draw labeled rows at random and mark the rest unlabeled.
 
     So that every class is labeled, one row of each class is drawn first
@@ -62,6 +75,12 @@ def semisupervised_split(y, *, n_labeled, seed, n_unlabeled=None):
         Trial seed; the split is a pure function of ``(y, n_labeled, seed, n_unlabeled)``.
     n_unlabeled : int, optional
         Size of the unlabeled pool; ``None`` keeps every remaining row.
+    groups : array-like of shape (n,), optional
+        A group per row (a subject, a site): whole groups, in random order, are
+        set aside until they hold ``n_labeled`` rows and every class; the labeled
+        rows are drawn from them as above and the unlabeled rows from the other
+        groups alone, so no group is on both sides. The set-aside groups' other
+        rows are in neither.
 
     Returns
     -------
@@ -71,7 +90,8 @@ def semisupervised_split(y, *, n_labeled, seed, n_unlabeled=None):
     ------
     ValueError
         If ``n_labeled`` is smaller than the number of classes or larger than
-        the dataset; if ``n_unlabeled`` exceeds the remaining rows.
+        the dataset; if ``n_unlabeled`` exceeds the remaining rows; if ``groups``
+        leave no group for the unlabeled rows.
 
     Examples
     --------
@@ -93,15 +113,22 @@ def semisupervised_split(y, *, n_labeled, seed, n_unlabeled=None):
     labeled_seq, unlabeled_seq = np.random.SeedSequence(seed).spawn(2)
 
     rng = np.random.default_rng(labeled_seq)
-    one_per_class = np.array([rng.choice(np.flatnonzero(y == c)) for c in classes])
-    others = np.setdiff1d(np.arange(n), one_per_class, assume_unique=True)
+    if groups is None:
+        pool, outside = np.arange(n), np.arange(n)
+    else:
+        groups = np.asarray(groups)
+        if groups.shape != y.shape:
+            raise ValueError(f"groups must have one value per row of y ({n}), got shape {groups.shape}")
+        pool, outside = _labeled_groups(groups, y, n_labeled, classes, rng)
+    one_per_class = np.array([rng.choice(pool[y[pool] == c]) for c in classes])
+    others = np.setdiff1d(pool, one_per_class, assume_unique=True)
     labeled = np.sort(
         np.concatenate(
             [one_per_class, rng.choice(others, size=int(n_labeled) - classes.size, replace=False)]
         )
     )
 
-    remaining = np.setdiff1d(np.arange(n), labeled, assume_unique=True)
+    remaining = np.setdiff1d(outside, labeled, assume_unique=True)
     if n_unlabeled is None:
         unlabeled = remaining
     else:

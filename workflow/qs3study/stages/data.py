@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from qs3study.datasets import DatasetError, fetch_source, get_spec, load_ordinal, local_spec
+from qs3study.datasets import DatasetError, fetch_source, get_spec, load_ordinal, load_raw, local_spec
 
 from qs3study.configuration import check_rows
 from qs3study.files import atomic_path, save_array, write_json
 from qs3study.runtime import setup_logging
 
-__all__ = ["LOADER_OPTIONS", "dataset_spec", "download_job", "prepare_job", "screen_dataset", "screen_job"]
+__all__ = ["LOADER_OPTIONS", "dataset_spec", "download_job", "prepare_job", "screen_dataset", "screen_job",
+           "data_checks_job"]
 
 LOADER_OPTIONS = ("n_samples", "n_bins", "dedupe", "n_svd_components", "feature_scaling")
 """Keys of ``datasets.<name>`` that are options of :func:`qs3study.datasets.load_ordinal`."""
@@ -59,25 +60,42 @@ def download_job(smk):
 
 
 def prepare_job(smk):
-    """Snakemake job of rule ``prepare``: write ``X.npy``, ``y.npy`` and ``info.json`` of one dataset.
+    """Snakemake job of rule ``prepare``: write ``X.npy``, ``y.npy``, ``info.json`` and ``checks.csv`` of one dataset.
 
     The arrays are plain ``.npy`` files so that training jobs can memory-map
     them and read only the rows of their split. Fails, writing nothing, when the
-    protocol's sizes do not fit the rows loaded (:func:`qs3study.configuration.check_rows`).
+    protocol's sizes do not fit the rows loaded (:func:`qs3study.configuration.check_rows`)
+    or when a data-validity check refuses the dataset (:mod:`qs3study.stages.data_checks`).
 
     Parameters
     ----------
     smk : snakemake.script.Snakemake
         The job object injected by Snakemake.
     """
+    from qs3study.stages.data_checks import data_checks, refusal
+
     log = setup_logging(smk.log[0])
     name = smk.wildcards.dataset
     options = {k: v for k, v in smk.params.options.items() if k in LOADER_OPTIONS}
-    data = load_ordinal(dataset_spec(name, smk.params.options, smk.params.sha256), cache_dir=smk.params.cache_dir,
-                        mirror=smk.params.mirror, random_state=smk.params.seed, **options)
+    spec = dataset_spec(name, smk.params.options, smk.params.sha256)
+    data = load_ordinal(spec, cache_dir=smk.params.cache_dir, mirror=smk.params.mirror, random_state=smk.params.seed,
+                        **options)
     log.info("%s: X %s, rows per class %s", name, data.X.shape, data.bin_counts.tolist())
     # The plan checked the documented row count; a partial or deduplicated file can hold fewer rows.
     check_rows(name, data.X.shape[0], smk.params.protocol, smk.params.options)
+    raw = None if spec.output == "reviews" else load_raw(
+        spec, cache_dir=smk.params.cache_dir, mirror=smk.params.mirror, n_samples=options.get("n_samples"),
+        random_state=smk.params.seed)
+    checks = data_checks(name, spec, data.X, data.y, raw, smk.params.checks,
+                         n_labeled=smk.params.protocol["n_labeled"], base_seed=smk.params.seed)
+    for row in checks.itertuples():
+        (log.warning if row.tripped else log.info)("%s: %s %s (level %s): %s; %s", name, row.check, row.value,
+                                                   row.level, row.action, row.detail)
+    error = refusal(checks)
+    if error is not None:
+        raise error
+    with atomic_path(smk.output.checks) as tmp:
+        checks.to_csv(tmp, index=False)
     save_array(smk.output.X, np.ascontiguousarray(data.X, dtype=np.float64))
     save_array(smk.output.y, np.asarray(data.y, dtype=np.int64))
     write_json(smk.output.info, {
@@ -140,5 +158,19 @@ def screen_job(smk):
             (log.warning if row.status == "no_signal" else log.info)("%s: %s (%s)", row.dataset, row.status,
                                                                      row.reason)
         table = pd.concat([table, signal], ignore_index=True) if rows else signal
+    with atomic_path(smk.output[0]) as tmp:
+        table.to_csv(tmp, index=False)
+
+
+def data_checks_job(smk):
+    """Snakemake job of rule ``data_checks``: every selected dataset's ``checks.csv`` as one table.
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake.
+    """
+    setup_logging(smk.log[0])
+    table = pd.concat([pd.read_csv(path) for path in smk.input.checks], ignore_index=True)
     with atomic_path(smk.output[0]) as tmp:
         table.to_csv(tmp, index=False)

@@ -93,8 +93,11 @@ def tuning_failure(tuning, on_failure):
     return f"{reason} (set tuning.on_failure: configured to train on the configured parameters instead)", None
 
 
-def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel_width="literal"):
+def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel_width="literal", group_column=None):
     """Do the work of one trial, filling ``record`` in place; exceptions propagate.
+
+    With ``group_column`` (the dataset's, :class:`~qs3study.datasets.DatasetSpec`) the split keeps
+    each of its values on one side.
 
     ``gamma`` in ``spec`` and ``tuned`` is read as ``kernel_width`` says
     (:mod:`qs3study.kernel_width`); ``record["params"]`` keeps the values as
@@ -107,7 +110,8 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel
         # The plan sized the sweep from the documented row count; the loaded file holds fewer rows.
         raise BeyondPool(f"{size} unlabeled rows requested, but the dataset's {y_all.size} loaded rows leave "
                          f"{pool} once {n_labeled} are labeled")
-    split = semisupervised_split(y_all, n_labeled=n_labeled, seed=record["seed"], n_unlabeled=size)
+    groups = None if group_column is None else np.asarray(X_all[:, group_column])
+    split = semisupervised_split(y_all, n_labeled=n_labeled, seed=record["seed"], n_unlabeled=size, groups=groups)
     X = np.array(X_all[split.train_idx])  # only this job's rows are read from disk
     del X_all
     labeled = split.labeled_mask
@@ -201,7 +205,8 @@ def trial_record(dataset, method, spec, trial, size, tuning, *, base_seed, kerne
     }
 
 
-def run_trial(record, X_path, y_path, spec, tuning, log, *, n_labeled, kernel_width, on_failure, threads):
+def run_trial(record, X_path, y_path, spec, tuning, log, *, n_labeled, kernel_width, on_failure, threads,
+              group_column=None):
     """Train and score one trial, filling ``record`` in place, whatever happens: a failure is recorded.
 
     Sets ``status`` ``ok``, ``out_of_memory_budget`` (the method refused a size
@@ -219,7 +224,7 @@ def run_trial(record, X_path, y_path, spec, tuning, log, *, n_labeled, kernel_wi
             if failure:
                 raise TuningFailed(failure)
             fit_and_score(X_path, y_path, spec, tuning.get("best_params", {}), record, log, n_labeled=n_labeled,
-                          kernel_width=kernel_width)
+                          kernel_width=kernel_width, group_column=group_column)
         except BeyondPool as error:
             record.update(status="beyond_pool", reason=str(error))
             log.info("not run: %s", error)
@@ -277,7 +282,7 @@ def train_job(smk):
         def work(record=record, tuning=tuning, child_path=child_path):
             run_trial(record, smk.input.X, smk.input.y, spec, tuning, log, n_labeled=params.n_labeled,
                       kernel_width=params.kernel_width, on_failure=params.get("on_failure", "fail"),
-                      threads=smk.threads)
+                      threads=smk.threads, group_column=params.get("group_column"))
             write_json(child_path, record)
 
         end = run_forked(work)

@@ -231,8 +231,10 @@ def tune_job(smk):
     y_all = np.load(smk.input.y)
     available = y_all.size - smk.params.n_labeled
     size = parse_size(smk.params.n_unlabeled)
+    group_column = smk.params.get("group_column")
     split = semisupervised_split(y_all, n_labeled=smk.params.n_labeled, seed=seed,
-                                 n_unlabeled=available if size is None else min(size, available))
+                                 n_unlabeled=available if size is None else min(size, available),
+                                 groups=None if group_column is None else np.asarray(X_all[:, group_column]))
     X = np.array(X_all[split.train_idx])
     grid = resolve_grid(spec["method"], smk.params.grid)
     ranges = smk.params.get("grid_range") or {}

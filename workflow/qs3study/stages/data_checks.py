@@ -1,0 +1,121 @@
+"""The data-validity screen of a prepare job: the checks of :mod:`qs3study.datasets.checks`, their levels, what was done.
+
+The levels are the configuration's ``data_checks:`` section (schema defaults).
+A tripped check is *answered* when the registry entry already deals with it: the
+columns the target is computed from are dropped (``drop_features``, so the rank
+check no longer trips), or the group column splits the rows (``group_column``).
+An unanswered trip refuses the dataset (``on_trip: refuse``) or is logged (``warn``).
+"""
+
+import numpy as np
+import pandas as pd
+
+from qs3study.datasets import DatasetError, semisupervised_split
+from qs3study.datasets.checks import group_lookup, nearest_neighbour_auc, rank_leak
+from qs3study.design import trial_seed
+from qs3study.stages.signal_null import permutation_screen
+
+__all__ = ["CHECK_COLUMNS", "DataCheckError", "data_checks", "refusal"]
+
+CHECK_COLUMNS = ["dataset", "check", "value", "level", "tripped", "action", "detail"]
+
+
+class DataCheckError(DatasetError):
+    """A data-validity check tripped that the dataset's registry entry does not answer."""
+
+
+def _sample(n, max_rows, rng):
+    return np.sort(rng.choice(n, size=max_rows, replace=False)) if n > max_rows else np.arange(n)
+
+
+def data_checks(name, spec, X, y, raw, settings, *, n_labeled, base_seed):
+    """Every check's row for one prepared dataset.
+
+    Parameters
+    ----------
+    name : str
+    spec : qs3study.datasets.DatasetSpec
+    X, y : ndarray
+        The prepared arrays.
+    raw : tuple or None
+        ``(features, target)`` as read (after the registry's dropped columns), for numeric
+        data; None for reviews, whose rank check does not apply.
+    settings : dict
+        ``data_checks:`` of the configuration.
+    n_labeled : int
+    base_seed : int
+        The protocol's seed: the checks read trial 0's split.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`CHECK_COLUMNS`, one row per check.
+    """
+    rng = np.random.default_rng(trial_seed(name, 0, base_seed))
+    groups = None if spec.group_column is None else X[:, spec.group_column]
+    split = semisupervised_split(y, n_labeled=n_labeled, seed=trial_seed(name, 0, base_seed), groups=groups)
+    labeled_rows = split.train_idx[split.labeled_mask]
+    unlabeled_rows = split.train_idx[~split.labeled_mask]
+    unlabeled_rows = unlabeled_rows[_sample(unlabeled_rows.size, settings["max_rows"], rng)]
+    rows_used = np.concatenate([labeled_rows, unlabeled_rows])
+    labeled = np.arange(rows_used.size) < labeled_rows.size
+    Xs, ys = np.asarray(X[rows_used]), np.asarray(y[rows_used])
+    dropped = ", ".join(f"feature {j}" for j in spec.drop_features)
+    rows = []
+
+    if raw is None:
+        rows.append(dict(check="rank_leak", value=None, level=settings["rank_level"], tripped=False,
+                         action="not applicable", detail="no numeric raw features (review text)"))
+    else:
+        features, target = raw
+        keep = _sample(len(target), settings["max_rows"], rng)
+        value, combination = rank_leak(np.asarray(features)[keep], np.asarray(target)[keep])
+        tripped = value >= settings["rank_level"]
+        rows.append(dict(check="rank_leak", value=value, level=settings["rank_level"], tripped=tripped,
+                         action=_unanswered(settings) if tripped else (
+                             f"dropped in the registry: {dropped}" if dropped else "none"),
+                         detail=f"|Spearman| of the raw target with {combination} on {keep.size} raw rows"
+                                + (f"; {spec.notes}" if dropped else "")))
+
+    # On the plain split, which is what a group column leaks through (the group split leaves every lookup unseen).
+    plain = split if groups is None else semisupervised_split(y, n_labeled=n_labeled, seed=trial_seed(name, 0, base_seed))
+    in_labeled = np.zeros(y.size, dtype=bool)
+    in_labeled[plain.train_idx[plain.labeled_mask]] = True
+    value, column, n_groups = group_lookup(X, y, in_labeled, min_groups=settings["group_min_groups"],
+                                           max_distinct_fraction=settings["group_max_distinct_fraction"])
+    tripped = value is not None and value >= settings["group_level"]
+    if spec.group_column is not None:
+        action = f"split by group (group_column {spec.group_column})"
+    else:
+        action = _unanswered(settings) if tripped else "none"
+    rows.append(dict(check="group_lookup", value=value, level=settings["group_level"], tripped=tripped,
+                     action=action, detail="no column with few distinct values" if column is None else
+                     f"feature {column} ({n_groups} values): trial 0's labeled rows' mean label per value, looked up for "
+                     "the other rows of a split that ignores groups"))
+
+    rows.append(dict(check="nearest_neighbour", value=nearest_neighbour_auc(Xs, ys, labeled), level=None,
+                     tripped=False, action="reference",
+                     detail=f"1-NN from {labeled_rows.size} labeled to {unlabeled_rows.size} unlabeled rows"))
+
+    if settings["signal_permutations"] > 0:
+        test = permutation_screen(Xs[labeled], ys[labeled], n_permutations=settings["signal_permutations"],
+                                  alpha=settings["signal_alpha"], seed=trial_seed(name, 0, base_seed),
+                                  widths=settings["signal_widths"], lams=settings["signal_lams"])
+        rows.append(dict(check="signal_null", value=test["observed"], level=test["null_level"],
+                         tripped=not test["signal"], action="screened out of the claims" if not test["signal"]
+                         else "none", detail=f"p = {test['p_value']:.4f} over {settings['signal_permutations']} "
+                                             f"permutations at alpha {settings['signal_alpha']:g}"))
+    return pd.DataFrame([{"dataset": name, **row} for row in rows], columns=CHECK_COLUMNS)
+
+
+def _unanswered(settings):
+    return "refused" if settings["on_trip"] == "refuse" else "warned"
+
+
+def refusal(table):
+    """A :class:`DataCheckError` naming every check of ``table`` whose action is ``refused``, or None."""
+    refused = table[table["action"] == "refused"]
+    if refused.empty:
+        return None
+    return DataCheckError("; ".join(f"{r.dataset}: {r.check} {r.value:.4f} >= {r.level:g} ({r.detail})"
+                                    for r in refused.itertuples()))
