@@ -70,10 +70,6 @@ def test_grouped_split_is_unchanged_without_groups():
     np.testing.assert_array_equal(before.train_idx, after.train_idx)
 
 
-def test_parkinsons_entry_declares_its_subject_column():
-    assert DATASETS["uci_parkinsons"].group_column == 0
-
-
 def test_nearest_neighbour_reference_known_answers():
     rng = np.random.default_rng(4)
     # Classes on separated intervals: every unlabeled row's nearest labeled row has its class.
