@@ -11,7 +11,7 @@ from sklearn.base import clone
 from qs3orao import QS3ORAO, DivergenceError, engine
 from qs3orao.engine import path, plan, train_path
 
-from .test_engine import make_problem
+from .problems import make_problem
 
 # Short fits often end far from f* or with a reversed threshold scale; both warn, as they should.
 pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
