@@ -28,12 +28,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REDONE, REPO, copy_repository, main_job, readme_commands, result_files, run_command
+from pipeline import CONFIGS, PAPER_DATASETS, deterministic
 from qs3study.datasets import sha256_file
 from qs3study.stages import tables
 from qs3study.stages.data import prepare_job
-from test_study import job  # tests/workflow is on sys.path (no package)
-from test_workflow import CONFIGS, PAPER_DATASETS, deterministic
+from readme import REDONE, REPO, copy_repository, main_job, readme_commands, result_files, run_command
 
 DATASETS_DOC = REPO / "docs" / "datasets.md"
 INSTALL = ['python3 -m venv .venv', '.venv/bin/pip install -e ".[test]"']
@@ -102,6 +101,7 @@ def checkout(tmp_path_factory):
     return checkout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", list(DRY_RUN))
 def test_long_command_plans_as_written(checkout, command):
     """The exact command plus ``--dry-run``: it plans its jobs (no cores error, no configuration error)."""
@@ -114,6 +114,7 @@ def test_long_command_plans_as_written(checkout, command):
     assert re.search(DRY_RUN[command], output, flags=re.M), output[-3000:]
 
 
+@pytest.mark.slow
 def test_unlock_as_written(checkout):
     """``snakemake --unlock`` for real: before the fix it stopped with the cores error (a dry run never
     shows that error, since ``--dry-run`` sets one core)."""
@@ -185,7 +186,7 @@ def test_resumed_default_run_reproduces_the_main_job_bit_for_bit(default_run, re
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dataset", DEFAULT_CONFIG["datasets"])
-def test_every_dataset_of_the_main_job_prepares_bit_for_bit_again(default_run, dataset, tmp_path):
+def test_every_dataset_of_the_main_job_prepares_bit_for_bit_again(default_run, dataset, tmp_path, job):
     """Each dataset the main job prepared, prepared again by its job's code in this process, with the
     loader options its ``info.json`` records: the same array files, byte for byte (the recovery test
     redoes one dataset only)."""

@@ -1,6 +1,7 @@
 """The configuration's grid forms and the early-stopping option of the tuning."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,8 +13,8 @@ from baselines.registry import TRADEOFF_GRID, tuning_grid
 from qs3study.configuration import check_methods
 from qs3study.grids import resolve_grid
 from qs3study.stages.tuning import halving, scaled_grid, tune_job
-from test_study import job, tiny_config
-from test_workflow import CONFIGS
+
+SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "config" / "schema.yaml"
 
 
 def test_registry_is_the_paper_staged_search():
@@ -44,7 +45,7 @@ def test_split_values_need_a_method_with_split_weights():
         resolve_grid("svorex", {"staged": {"C": [1.0]}, "split_values": [0.5]})
 
 
-def test_the_schema_takes_the_staged_form_and_early_stopping_and_rejects_mixtures():
+def test_the_schema_takes_the_staged_form_and_early_stopping_and_rejects_mixtures(tiny_config):
     def staged(config):
         config["methods"]["qs3orao"]["grid"] = {"staged": {"lam": [1.0, 2.0]}, "split_values": [0.0, 0.5],
                                                 "per_split": False}
@@ -55,21 +56,21 @@ def test_the_schema_takes_the_staged_form_and_early_stopping_and_rejects_mixture
     for bad in ({"staged": {"lam": [1.0]}, "lam": [2.0]}, {"staged": {"lam": [1.0]}, "per_split": "no"}):
         config["methods"]["qs3orao"]["grid"] = bad
         with pytest.raises(WorkflowError):
-            validate(config, str(CONFIGS / "schema.yaml"))
+            validate(config, str(SCHEMA))
     config["methods"]["qs3orao"]["grid"] = {"lam": [1.0]}
     config["tuning"]["early_stopping"] = {"eta": 1}
     with pytest.raises(WorkflowError):
-        validate(config, str(CONFIGS / "schema.yaml"))
+        validate(config, str(SCHEMA))
 
 
-def test_early_stopping_is_off_unless_configured():
+def test_early_stopping_is_off_unless_configured(tiny_config):
     config = tiny_config()
     assert config["tuning"]["early_stopping"] is None and halving(None) is None
 
 
 @pytest.mark.parametrize("grid, key", [({"staged": {"lamda": [1.0]}}, "grid.lamda"),
                                        ({"staged": {"lam": [-1.0]}}, "grid.lam")])
-def test_check_methods_names_the_bad_staged_value(grid, key):
+def test_check_methods_names_the_bad_staged_value(grid, key, tiny_config):
     def bad(config):
         config["methods"]["qs3orao"]["grid"] = grid
     config = tiny_config(bad=bad)
@@ -77,7 +78,7 @@ def test_check_methods_names_the_bad_staged_value(grid, key):
         check_methods(config, list(config["datasets"]))
 
 
-def tune_record(tmp_path, grid, **params):
+def tune_record(tmp_path, tiny_config, job, grid, **params):
     """The record of a ``tune`` job for QS3ORAO (40 iterations) on 300 generated rows, 90 labeled, 3 folds."""
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(300, 2))
@@ -100,9 +101,10 @@ def tune_record(tmp_path, grid, **params):
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_tune_job_records_early_stopping_and_the_folds_of_each_candidate(tmp_path):
-    record = tune_record(tmp_path, {"staged": {"lam": [0.5, 1.0, 2.0, 4.0]}, "split_values": [0.0, 1.0],
-                                    "per_split": False}, early_stopping={"eta": 2})
+def test_tune_job_records_early_stopping_and_the_folds_of_each_candidate(tmp_path, tiny_config, job):
+    record = tune_record(tmp_path, tiny_config, job, {"staged": {"lam": [0.5, 1.0, 2.0, 4.0]},
+                                                       "split_values": [0.0, 1.0], "per_split": False},
+                         early_stopping={"eta": 2})
     assert record["early_stopping"] == {"eta": 2}
     folds = [row["n_folds"] for row in record["search"]]
     assert min(folds) < 3 and max(folds) == 3
@@ -113,9 +115,10 @@ def test_tune_job_records_early_stopping_and_the_folds_of_each_candidate(tmp_pat
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_a_widened_tune_job_records_every_round_and_fits_no_candidate_twice(tmp_path):
+def test_a_widened_tune_job_records_every_round_and_fits_no_candidate_twice(tmp_path, tiny_config, job):
     far = [2.0 ** e for e in range(4, 11)]  # far above the optimum: the search moves down over overlapping windows
-    record = tune_record(tmp_path, {"staged": {"lam": far}, "split_values": [0.0, 1.0], "per_split": False},
+    record = tune_record(tmp_path, tiny_config, job, {"staged": {"lam": far}, "split_values": [0.0, 1.0],
+                                                       "per_split": False},
                          grid_range={"lam": [-20, 12]})
     rounds = [row["round"] for row in record["search"]]
     assert len(record["rounds"]) >= 2 and sorted(set(rounds)) == list(range(1, len(record["rounds"]) + 1))
@@ -131,16 +134,17 @@ def test_a_widened_tune_job_records_every_round_and_fits_no_candidate_twice(tmp_
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_a_tune_job_with_a_whole_range_searches_it_in_one_round_and_records_it(tmp_path):
+def test_a_tune_job_with_a_whole_range_searches_it_in_one_round_and_records_it(tmp_path, tiny_config, job):
     far = [2.0 ** e for e in range(4, 11)]  # the windowed search needs several rounds from here
-    record = tune_record(tmp_path, {"staged": {"lam": far}, "split_values": [0.0, 1.0], "per_split": False},
+    record = tune_record(tmp_path, tiny_config, job, {"staged": {"lam": far}, "split_values": [0.0, 1.0],
+                                                       "per_split": False},
                          grid_range={"lam": [-6, 12]}, whole_range=["lam"])
     assert record["whole_range"] == ["lam"] and len(record["rounds"]) == 1
     assert record["rounds"][0]["grid"]["lam"] == [2.0 ** e for e in range(-6, 13)]
     assert {row["lam"] for row in record["search"] if row["stage"] == "grid"} == {2.0 ** e for e in range(-6, 13)}
 
 
-def test_a_whole_range_needs_a_declared_range():
+def test_a_whole_range_needs_a_declared_range(tiny_config):
     def whole(config):
         config["methods"]["qs3orao"]["grid"] = "registry"
         config["methods"]["qs3orao"]["grid_range"] = {"lam": [-20, 3]}
@@ -152,4 +156,4 @@ def test_a_whole_range_needs_a_declared_range():
     check_methods(config, list(config["datasets"]))
     config["methods"]["qs3orao"]["whole_range"] = "lam"
     with pytest.raises(WorkflowError):
-        validate(config, str(CONFIGS / "schema.yaml"))
+        validate(config, str(SCHEMA))
