@@ -25,7 +25,8 @@ def documents():
 
 
 def readme_commands():
-    """Every command README.md and docs/*.md show: bash code-block lines and inline code that starts a program we ship.
+    """Every command README.md and docs/*.md show: bash code-block lines, and inline code that starts a program we ship
+    or ``python``.
 
     Returns
     -------
@@ -38,7 +39,7 @@ def readme_commands():
         commands += [line.strip() for line in block.splitlines() if line.strip() and not line.startswith("#")]
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
     commands += [span for span in re.findall(r"`([^`\n]+)`", prose)
-                 if span.split()[0] in ("snakemake", ".venv/bin/snakemake", ".venv/bin/python")]
+                 if span.split()[0] in ("snakemake", ".venv/bin/snakemake", ".venv/bin/python", "python")]
     return list(dict.fromkeys(commands))
 
 
