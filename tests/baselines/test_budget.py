@@ -26,6 +26,7 @@ def traced_peak(fit):
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls, params", CASES)
 def test_estimate_matches_the_traced_peak(make_problem, cls, params):
     X, y, _ = make_problem(n=1200, n_labeled=300, n_classes=4, d=3)

@@ -41,6 +41,7 @@ def problems(draw):
 
 
 # Few steps of the paper's schedule often end farther from f* than f = 0, which the engine rightly warns about.
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @given(problem=problems(), dense=st.booleans(), group=st.integers(1, 12),
        storage=st.sampled_from(["memory", "regenerate"]), n_jobs=st.sampled_from([1, 2]),
@@ -97,6 +98,7 @@ def test_float32_stays_within_its_stated_tolerance():
     np.testing.assert_allclose(single.coef, exact.coef, rtol=0, atol=1e-5 * np.abs(exact.coef).max())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("storage, within", [("auto", True), ("memory", False)])
 def test_peak_memory_respects_max_memory(storage, within):
     n, d, n_iter, m, max_memory = 2000, 40, 1000, 16, 2 * 2**20

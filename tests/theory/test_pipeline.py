@@ -37,6 +37,7 @@ def theory(workdir, *args):
     return subprocess.run(command, capture_output=True, text=True, env=env)
 
 
+@pytest.mark.slow
 def test_ledger_rows_have_computed_verdicts(theory_run):
     rows = list(csv.DictReader(open(theory_run / "claims_ledger.csv")))
     ids = [r["id"] for r in rows]
@@ -66,6 +67,7 @@ def test_manifest_covers_every_theory_output(theory_run):
     assert len(manifest["design"]["sha256"]) == 64
 
 
+@pytest.mark.slow
 def test_a_change_outside_a_study_section_reruns_the_ledger_not_the_studies(theory_run):
     design = theory_run.parent / "design.yaml"
     text = design.read_text()

@@ -6,12 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from qs3study.claims.manifest import file_sha256
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = REPO / "figures" / "theory"
 
 
+@pytest.mark.slow
 def test_reassembly_from_the_committed_tidy_data_is_byte_identical(tmp_path):
     out = tmp_path / "theory"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
