@@ -42,6 +42,7 @@ def test_fit_and_predict_prints_auc_close_to_the_exact_minimiser(tmp_path):
     assert predicted and set(predicted.group(1).split()) <= set("01234"), out
 
 
+@pytest.mark.slow
 def test_compare_with_baseline_prints_one_auc_and_time_per_method(tmp_path):
     out = run_example("compare_with_baseline.py", tmp_path)
     rows = re.findall(rf"^(.+?) {{2,}}{NUMBER} +{NUMBER}$", out, re.M)

@@ -39,6 +39,7 @@ def count_fits(monkeypatch):
     return calls
 
 
+@pytest.mark.slow
 def test_the_path_shortcut_picks_the_same_candidate_with_the_same_table(problem):
     X, y = problem
     fast = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED)
