@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 NUMBER = r"(\S+)"
@@ -28,6 +30,7 @@ def assert_auc(text):
     return value
 
 
+@pytest.mark.slow
 def test_fit_and_predict_prints_auc_close_to_the_exact_minimiser(tmp_path):
     out = run_example("fit_and_predict.py", tmp_path)
     aucs = dict(re.findall(rf"^(QS3ORAO|exact f\*) ordinal AUC on the unlabeled rows: {NUMBER}$", out, re.M))
@@ -39,6 +42,7 @@ def test_fit_and_predict_prints_auc_close_to_the_exact_minimiser(tmp_path):
     assert predicted and set(predicted.group(1).split()) <= set("01234"), out
 
 
+@pytest.mark.slow
 def test_compare_with_baseline_prints_one_auc_and_time_per_method(tmp_path):
     out = run_example("compare_with_baseline.py", tmp_path)
     rows = re.findall(rf"^(.+?) {{2,}}{NUMBER} +{NUMBER}$", out, re.M)

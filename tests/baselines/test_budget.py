@@ -15,6 +15,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls, params", CASES)
 def test_estimate_matches_the_traced_peak(make_problem, traced_peak, cls, params):
     X, y, _ = make_problem(n=1200, n_labeled=300, n_classes=4, d=3)

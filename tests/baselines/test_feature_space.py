@@ -41,6 +41,7 @@ def test_nystrom_with_every_row_is_the_exact_solution(problem):
         NystromAUC(n_landmarks=X.shape[0], gamma=2.0, lam=0.1, tradeoff=0.4).fit(X, y).score(X, y))
 
 
+@pytest.mark.slow
 def test_random_features_approach_the_exact_solution(problem):
     X, y, _ = problem
     reference = exact_solution(X, y, gamma=2.0, lam=0.1, tradeoff=0.4).train_scores

@@ -20,6 +20,7 @@ LAMS = [2.0 ** e for e in range(-10, 4)]
 pytestmark = pytest.mark.filterwarnings("ignore:the regularised risk is not convex")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("estimator", [MSAMULT(gamma=2.0, tradeoff=[0.3, 1.0]), MSAMULT(gamma=0.5, tradeoff=0.0),
                                        MPNUAUC(gamma=2.0, pnu_mix=[0.4, -0.6]),
                                        MPNUAUC(gamma=2.0, pnu_mix=0.5, n_basis=40, random_state=3),
@@ -61,6 +62,7 @@ def test_a_path_counts_its_extra_matrices_in_the_budget(estimator, matrix, make_
         clone(estimator).set_params(memory_budget=budget).fit_path(X, y, [dict(lam=1.0), dict(lam=2.0)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, split_param, values, separable", [
     ("m-samult", "tradeoff", (0.0, 0.5, 1.0), True), ("m-pnu-auc", "pnu_mix", (-0.5, 0.0, 0.5), True),
     ("qs3orao-exact", "tradeoff", (0.0, 0.5, 1.0), False), ("rff-auc", "tradeoff", (0.0, 0.5, 1.0), False),

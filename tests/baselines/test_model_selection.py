@@ -39,6 +39,7 @@ def count_fits(monkeypatch):
     return calls
 
 
+@pytest.mark.slow
 def test_the_path_shortcut_picks_the_same_candidate_with_the_same_table(problem):
     X, y = problem
     fast = cross_validate_params("qs3orao", X, y, QS3_GRID, n_folds=3, fixed_params=QS3_FIXED)
@@ -60,6 +61,7 @@ def test_the_path_shortcut_fits_each_group_of_lam_values_in_one_call(problem, mo
     assert sum(calls) == 13 * 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, n_lams, path", [("qs3orao-exact", 24, False), ("qs3orao-exact", 27, True),
                                                  ("m-samult", 19, False), ("m-samult", 24, True)])
 def test_a_kernel_expansion_takes_the_lam_path_from_its_measured_break_even(problem, monkeypatch, name, n_lams, path):

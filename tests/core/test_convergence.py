@@ -10,6 +10,7 @@ from .problems import ordinal_problem, quality_bar_problem
 CHECKPOINTS = np.array([100, 300, 1000, 2000])
 
 
+@pytest.mark.slow
 def test_mean_squared_gap_to_f_star_falls_like_one_over_t():
     X, y, _ = ordinal_problem(n=250, n_labeled=80, d=3, k=3, seed=11)
     params = dict(gamma=2.0, lam=0.5, tradeoff=0.5)

@@ -68,6 +68,7 @@ def test_top_curvature_matches_a_general_eigensolver_on_the_full_risk():
         _exact_curvature(X, codes, tradeoff, 1.3), rel=1e-9)
 
 
+@pytest.mark.slow
 def test_the_sampled_risks_average_to_the_full_risk():
     """E S(xi) = H: the premise of the bound (the draws are the paper's single-sample step)."""
     X, codes, tradeoff = _data(n_labeled=6, n_unlabeled=4, seed=2)
@@ -86,6 +87,7 @@ def test_the_estimate_converges_to_the_exact_curvature():
     assert abs(result.estimate - h) < 0.05 * h
 
 
+@pytest.mark.slow
 def test_the_bound_holds_with_the_stated_probability_and_the_margin_is_what_makes_it_hold():
     """Over 200 seeds the bound is below the exact curvature in at most a delta share of them; the estimate
     alone (no McDiarmid margin) falls below it in some, so the check could fail."""

@@ -20,14 +20,7 @@ from qs3orao.objective import split_members, split_risk
 from qs3orao.stochastic import draw_rows, draw_steps, gradient_rows, gradient_weights, weights_at_rows
 from qs3orao.trig import resolve_trig_backend
 
-
-def make_problem(n, d, k, n_labeled, seed):
-    """Uniform features, every class labeled at least twice, the rest unlabeled."""
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(size=(n, d))
-    codes = np.full(n, -1)
-    codes[:n_labeled] = np.concatenate([np.arange(k), np.arange(k), rng.integers(k, size=n_labeled - 2 * k)])
-    return X, codes
+from .problems import fit_problem, make_problem
 
 
 @st.composite
@@ -48,6 +41,7 @@ def problems(draw):
 
 
 # Few steps of the paper's schedule often end farther from f* than f = 0, which the engine rightly warns about.
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @given(problem=problems(), dense=st.booleans(), group=st.integers(1, 12),
        storage=st.sampled_from(["memory", "regenerate"]), n_jobs=st.sampled_from([1, 2]),
@@ -67,12 +61,6 @@ def test_fast_engine_equals_the_reference(problem, dense, group, storage, n_jobs
     tolerance = 1e-11 * (np.abs(expected).max() + 1e-300)
     np.testing.assert_allclose(train_scores, expected, rtol=0, atol=tolerance)
     np.testing.assert_allclose(model.decision_function(X), expected, rtol=0, atol=tolerance)
-
-
-def fit_problem(n=600, d=3, k=4, n_iter=40, **kwargs):
-    X, codes = make_problem(n, d, k, n // 3, seed=1)
-    params = dict(n_iter=n_iter, batch_size=5, n_components=8, gamma=1.0, lam=0.5, theta=3.0, seed=11)
-    return X, codes, train(X, codes, np.full(k - 1, 0.4), **params, **kwargs)
 
 
 def test_regenerated_and_kept_blocks_give_the_same_function():
@@ -110,6 +98,7 @@ def test_float32_stays_within_its_stated_tolerance():
     np.testing.assert_allclose(single.coef, exact.coef, rtol=0, atol=1e-5 * np.abs(exact.coef).max())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("storage, within", [("auto", True), ("memory", False)])
 def test_peak_memory_respects_max_memory(storage, within):
     n, d, n_iter, m, max_memory = 2000, 40, 1000, 16, 2 * 2**20

@@ -11,7 +11,7 @@ from sklearn.base import clone
 from qs3orao import QS3ORAO, DivergenceError, engine
 from qs3orao.engine import path, plan, train_path
 
-from .test_engine import make_problem
+from .problems import make_problem
 
 # Short fits often end far from f* or with a reversed threshold scale; both warn, as they should.
 pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
@@ -55,6 +55,7 @@ def assert_same_fit(path_fit, own_fit, X):
                                                                         own_fit.seed_)
 
 
+@pytest.mark.slow
 @pytest.mark.requires_numba
 @given(problem=path_problems(), dense=st.booleans(), group=st.integers(1, 9))
 @settings(max_examples=40, deadline=None)
@@ -150,6 +151,7 @@ def test_train_path_checks_one_entry_per_setting_and_the_coefficient_memory():
                    step_offsets=np.zeros(1000), **common, max_memory=2**19)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step_backend", ["numpy", pytest.param("numba", marks=pytest.mark.requires_numba)])
 def test_float32_features_give_each_setting_its_own_float32_fit(step_backend):
     X, y = make_problem(400, 3, 4, 120, seed=6)
@@ -177,6 +179,7 @@ def test_settings_beyond_the_memory_budget_take_several_passes_with_the_same_res
         assert_same_fit(path_fit, clone(small).set_params(**setting).fit(X, y), X)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step_backend", ["numpy", pytest.param("numba", marks=pytest.mark.requires_numba)])
 @pytest.mark.parametrize("dense", [True, False])
 @pytest.mark.parametrize("group, detected", [(7, "by a step's sampled rows"), (95, "by the all-row check")])
@@ -256,6 +259,7 @@ def test_fit_path_refuses_models_beyond_the_memory_budget_before_any_work():
     assert not spy.called
 
 
+@pytest.mark.slow
 def test_fit_path_returns_models_within_the_memory_budget():
     X, y = make_problem(200, 2, 3, 60, seed=7)
     grid = [dict(lam=lam) for lam in (0.25, 0.5, 1.0, 2.0, 4.0)]

@@ -16,7 +16,7 @@ from qs3orao.engine import path, plan, resolve_step_backend, train, train_path
 from qs3orao.engine.threads import RowThreads
 from qs3orao.stochastic import weights_at_rows
 
-from .test_engine import make_problem
+from .problems import make_problem
 
 
 @pytest.mark.requires_numba

@@ -9,7 +9,7 @@ from qs3orao import QS3ORAO, trig
 from qs3orao.engine import RandomFeatureModel, train
 from qs3orao.trig import REDUCTION_LIMIT, resolve_trig_backend
 
-from .test_engine import fit_problem, make_problem
+from .problems import fit_problem, make_problem
 
 ULP_TOLERANCE = 4e-16
 

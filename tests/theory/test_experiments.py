@@ -222,6 +222,7 @@ def groups(risk):
     return len({t.upper for t in risk.terms} | {t.lower for t in risk.terms})
 
 
+@pytest.mark.slow
 def test_operation_counts_follow_the_algorithms():
     """The literal Algorithms 1-2 evaluate ~t^2 features; the exact solve factorises one n x n matrix.
 

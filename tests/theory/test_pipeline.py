@@ -37,6 +37,7 @@ def theory(workdir, *args):
     return subprocess.run(command, capture_output=True, text=True, env=env)
 
 
+@pytest.mark.slow
 def test_ledger_rows_have_computed_verdicts(theory_run):
     rows = list(csv.DictReader(open(theory_run / "claims_ledger.csv")))
     ids = [r["id"] for r in rows]
@@ -49,6 +50,7 @@ def test_ledger_rows_have_computed_verdicts(theory_run):
     assert "sha256" in text and "## History" in text
 
 
+@pytest.mark.slow
 def test_tidy_data_recompute_the_ledger_numbers(theory_run):
     records = pd.read_csv(theory_run / "convergence.csv")
     assert {"instance", "lam", "theta_lam", "batch_size", "seed", "t", "error_mean", "error_max"} <= set(records)
@@ -59,6 +61,7 @@ def test_tidy_data_recompute_the_ledger_numbers(theory_run):
     assert len(summary) == len(records.groupby(["instance", "lam", "theta_lam", "batch_size", "schedule"]))
 
 
+@pytest.mark.slow
 def test_manifest_covers_every_theory_output(theory_run):
     manifest = json.loads((theory_run / "manifest.json").read_text())
     produced = {p.name for p in theory_run.iterdir() if p.name != "manifest.json"}
@@ -66,6 +69,7 @@ def test_manifest_covers_every_theory_output(theory_run):
     assert len(manifest["design"]["sha256"]) == 64
 
 
+@pytest.mark.slow
 def test_a_change_outside_a_study_section_reruns_the_ledger_not_the_studies(theory_run):
     design = theory_run.parent / "design.yaml"
     text = design.read_text()

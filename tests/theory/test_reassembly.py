@@ -33,6 +33,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 def test_reassembly_from_the_committed_tidy_data_is_byte_identical_and_never_reads_the_mirror(tmp_path):
     out = tmp_path / "theory"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}

@@ -34,6 +34,7 @@ def test_squared_loss_gap_has_the_closed_form(FP, FN, mult):
     assert gap >= Fraction(1, 2)
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="the paper calls the objective unbiased, but for the squared loss it is off "
                                        "by 1/2 + 2 pi Var_P + 2 (1 - pi) Var_N; pinned as PINNED_SQUARED_GAP")
 @settings(max_examples=100, deadline=None)

@@ -66,6 +66,7 @@ def test_hinge_midpoints_are_strictly_ordered_as_claimed(instance):
     assert verdict(instance, "hinge").ordered_midpoints
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss, pinned, attribute", [
     ("hinge", PINNED_HINGE_NOT_UNIQUE, "unique"),
     ("squared_hinge", PINNED_SQUARED_HINGE_NOT_UNIQUE, "unique"),

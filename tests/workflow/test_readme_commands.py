@@ -1,7 +1,7 @@
 """Every command the README and docs/ show, run exactly as written from the top of a scratch copy.
 
 The commands are parsed from README.md and docs/*.md (bash blocks, the pipeline tables, inline
-code starting with ``snakemake`` or ``.venv/bin/``), so a command added to or changed in them
+code starting with ``snakemake``, ``.venv/bin/`` or ``python``), so a command added to or changed in them
 without a case here fails ``test_every_readme_command_has_a_case``. How each runs:
 
 * for real: the main job (``snakemake --workflow-profile workflow/profiles/default``, the
@@ -14,26 +14,33 @@ without a case here fails ``test_every_readme_command_has_a_case``. How each run
   ``snakemake -c2 theory``, ``snakemake -c2 perf`` and ``snakemake --configfile my.yaml -c2``
   (``my.yaml`` built as docs/datasets.md says, from its YAML block, with small data files). The cluster command's profile
   runs end to end on a real SLURM cluster in ``test_slurm.py``;
+* the study's tools and the timing scripts (``python -m qs3study...``, ``python timing/...``): the
+  module or script the command names exists, and its ``--help`` lists every option the command uses
+  (placeholders such as ``DIR`` or ``<...>`` stand as written); ``python -m qs3study.tools.documents``
+  runs for real, with the ``--check`` the README gives it, on this repository. These checks are quick,
+  so the quick check runs them; the runs above are marked ``slow``;
 * the install steps of the first command (``python3 -m venv .venv && .venv/bin/pip install
   -e ".[test]"``) and ``.venv/bin/python -m pytest`` are what ``.ci/run`` runs verbatim;
   pytest does not start itself again here.
 """
 
 import gzip
+import importlib.util
 import json
 import re
+import runpy
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-from conftest import REDONE, REPO, copy_repository, main_job, readme_commands, result_files, run_command
+from pipeline import CONFIGS, PAPER_DATASETS, deterministic
 from qs3study.datasets import sha256_file
 from qs3study.stages import tables
 from qs3study.stages.data import prepare_job
-from test_study import job  # tests/workflow is on sys.path (no package)
-from test_workflow import CONFIGS, PAPER_DATASETS, deterministic
+from readme import REDONE, REPO, copy_repository, main_job, readme_commands, result_files, run_command
 
 DATASETS_DOC = REPO / "docs" / "datasets.md"
 INSTALL = ['python3 -m venv .venv', '.venv/bin/pip install -e ".[test]"']
@@ -63,6 +70,20 @@ DRY_RUN = {
 NEEDS_MIRROR = ("workflow/config/reproduction.yaml", "workflow/config/reproduction-paper.yaml")
 FOR_REAL = ("snakemake --report report.html", "snakemake --unlock", MAIN)
 NOT_HERE = (".venv/bin/python -m pytest",)
+PYTHON_COMMANDS = (
+    "python -m qs3study.claims --out DIR",
+    "python -m qs3study.perf.grid_pass_check",
+    "python -m qs3study.tools.decomposition",
+    "python -m qs3study.tools.decomposition PAPER_RESULTS BEST_RESULTS --protocol paper --out figures/reproduction-paper",
+    "python -m qs3study.tools.documents",
+    "python -m qs3study.tools.outputs --directory . --configuration default",
+    "python -m qs3study.tools.results_diff figures/<name>/results.csv figures/reproduction-<protocol>/results.csv",
+    "python -m qs3study.tools.run_archive save run.tar.gz --configfile <its configuration files>",
+    "python -m qs3study.tools.run_archive restore run.tar.gz --configfile <the same files>",
+    "python -m qs3study.tools.tuning_check",
+    "python timing/fit_overhead_benchmark.py BASELINE_TREE",
+    "python timing/reproduction_cost_estimate.py --pilot figures/pilot-paper-uci_bike",
+)
 CORES_ERROR = "Workflow requires a total number of cores"
 
 
@@ -70,13 +91,45 @@ def test_every_readme_command_has_a_case():
     first = readme_commands()[0]
     assert first.split(" && ") == [*INSTALL, f".venv/bin/{MAIN}"], first
     assert main_job() == f".venv/bin/{MAIN}"
-    assert set(readme_commands()[1:]) == set(DRY_RUN) | set(FOR_REAL) | set(NOT_HERE)
+    assert set(readme_commands()[1:]) == set(DRY_RUN) | set(FOR_REAL) | set(NOT_HERE) | set(PYTHON_COMMANDS)
 
 
 def test_ci_runs_the_install_and_test_commands():
     ci = (REPO / ".ci" / "run").read_text()
     assert ".venv/bin/pip install --quiet -e \".[test]\"" in ci and "python3 -m venv .venv" in ci
     assert ".venv/bin/python -m pytest" in ci
+
+
+# The tests import these modules too: running one again as __main__ is what the warning is about, and harmless here.
+@pytest.mark.filterwarnings("ignore:.*found in sys.modules after import of package:RuntimeWarning")
+@pytest.mark.parametrize("command", PYTHON_COMMANDS)
+def test_python_command_names_a_program_that_takes_its_options(command, monkeypatch, capsys):
+    """The module or script exists, and its ``--help`` (run in this process, as ``python`` would run it) lists every
+    option the command uses. A command without options is not run: some of them start a long measurement."""
+    words = command.split()
+    module = words[2] if words[1] == "-m" else None
+    if module:
+        assert importlib.util.find_spec(module) is not None, f"no module {module}"
+    else:
+        assert (REPO / words[1]).is_file(), f"no script {words[1]}"
+    options = [word for word in words if word.startswith("--")]
+    if not options:
+        return
+    monkeypatch.setattr(sys, "argv", [module or words[1], "--help"])
+    with pytest.raises(SystemExit) as exited:
+        if module:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(str(REPO / words[1]), run_name="__main__")
+    usage = capsys.readouterr().out
+    assert exited.value.code == 0 and usage.startswith("usage:"), usage
+    assert [option for option in options if not re.search(rf"{re.escape(option)}(?![\w-])", usage)] == [], usage
+
+
+def test_documents_check_as_the_readme_gives_it():
+    """``python -m qs3study.tools.documents --check`` for real: the committed generated blocks are current."""
+    result = run_command(REPO, "python -m qs3study.tools.documents --check", check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def my_yaml(checkout):
@@ -102,6 +155,7 @@ def checkout(tmp_path_factory):
     return checkout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", list(DRY_RUN))
 def test_long_command_plans_as_written(checkout, command):
     """The exact command plus ``--dry-run``: it plans its jobs (no cores error, no configuration error)."""
@@ -114,6 +168,7 @@ def test_long_command_plans_as_written(checkout, command):
     assert re.search(DRY_RUN[command], output, flags=re.M), output[-3000:]
 
 
+@pytest.mark.slow
 def test_unlock_as_written(checkout):
     """``snakemake --unlock`` for real: before the fix it stopped with the cores error (a dry run never
     shows that error, since ``--dry-run`` sets one core)."""
@@ -185,7 +240,7 @@ def test_resumed_default_run_reproduces_the_main_job_bit_for_bit(default_run, re
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dataset", DEFAULT_CONFIG["datasets"])
-def test_every_dataset_of_the_main_job_prepares_bit_for_bit_again(default_run, dataset, tmp_path):
+def test_every_dataset_of_the_main_job_prepares_bit_for_bit_again(default_run, dataset, tmp_path, job):
     """Each dataset the main job prepared, prepared again by its job's code in this process, with the
     loader options its ``info.json`` records: the same array files, byte for byte (the recovery test
     redoes one dataset only)."""

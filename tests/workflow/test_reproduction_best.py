@@ -21,7 +21,7 @@ from qs3study.stages import tables
 from qs3study.tools import outputs
 from qs3study.claims.empirical import KEYS
 
-from test_workflow import REPO, snakemake  # tests/workflow is on sys.path (no package)
+from pipeline import REPO, snakemake
 
 REDUCED = Path(__file__).with_name("reproduction_best_reduced.yaml")
 MIRROR = Path(os.environ.get("QS3ORAO_DATA_MIRROR", REPO.parent / "shared" / "data")).resolve()

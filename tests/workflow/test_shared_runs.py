@@ -1,9 +1,9 @@
-"""The main job's shared runs (``conftest``) are made once per session, whatever the number of test workers."""
+"""The main job's shared runs (``readme.shared_folder``) are made once per session, whatever the number of workers."""
 
 import multiprocessing
 import time
 
-from conftest import shared_folder  # tests/workflow is on sys.path (no package)
+from readme import shared_folder
 
 
 class Scratch:

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from qs3study.stages import tables
-from test_workflow import EXPECTED_ROWS, EXPECTED_TRAINING_JOBS, REPO, TINY, environment
+from pipeline import EXPECTED_ROWS, EXPECTED_TRAINING_JOBS, REPO, TINY, environment
 
 
 def cluster_answers():

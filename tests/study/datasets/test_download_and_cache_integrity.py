@@ -48,6 +48,7 @@ def test_truncated_gzip_without_content_length_is_refused_and_not_kept(http_serv
     assert _files_under(cache_dir) == []
 
 
+@pytest.mark.slow
 def test_html_error_page_is_refused_and_not_kept(http_server, monkeypatch, cache_dir):
     page = b"<!DOCTYPE html><html><body><h1>503 Service Unavailable</h1></body></html>\n"
     spec = _serve(http_server, monkeypatch, "uci_kin40k", page, shape=(400, 4))

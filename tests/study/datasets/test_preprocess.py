@@ -21,6 +21,7 @@ def _largest_tie(target):
     return np.unique(target, return_counts=True)[1].max()
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(target=tied_targets, n_bins=st.integers(2, 8))
 def test_bins_are_monotone_and_within_tie_mass(target, n_bins):

@@ -15,6 +15,7 @@ def test_ten_runs_bound_the_median_by_their_second_and_ninth_values():
     assert median_interval(values) == (1.0, 8.0, pytest.approx(1 - 2 * 11 / 1024))
 
 
+@pytest.mark.slow
 def test_the_interval_covers_the_median_as_often_as_it_says():
     rng = np.random.default_rng(0)
     draws = rng.exponential(size=(20_000, RUNS))  # median log 2

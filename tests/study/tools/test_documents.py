@@ -7,7 +7,7 @@ import pytest
 
 from qs3study.tools import documents
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_committed_documents_are_current(capsys):

@@ -1,50 +1,17 @@
-"""A dataset from a local file by configuration alone: a gzipped CSV and a JSON-lines review file."""
+"""A dataset from a local file by configuration alone: a gzipped CSV with its target column, checked and cached."""
 
-import gzip
 import json
 
 import numpy as np
 import pytest
-import yaml
 
 from qs3study.datasets import ChecksumError, load_ordinal, local_spec
 from qs3study.datasets.errors import DatasetError
 from qs3study.datasets.local import read_table, read_text_table
-from qs3study.stages import tables
-from test_workflow import snakemake
 
 
-def write_csv_gz(path, n=400, seed=0, header=True):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(size=(n, 3))
-    price = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.normal(size=n)
-    with gzip.open(path, "wt") as handle:
-        if header:
-            handle.write("rooms,area,age,price\n")
-        for row, target in zip(X, price):
-            handle.write(",".join(f"{v:.6f}" for v in row) + f",{target:.6f}\n")
-    return X, price
-
-
-def write_reviews(path, n=300, seed=0):
-    rng = np.random.default_rng(seed)
-    words = [f"w{i}" for i in range(60)]
-    with open(path, "w") as handle:
-        for _ in range(n):
-            stars = int(rng.integers(1, 6))
-            text = " ".join(rng.choice(words[(stars - 1) * 10:(stars - 1) * 10 + 20], size=12))
-            handle.write(json.dumps({"body": text, "stars": stars, "user": "u"}) + "\n")
-
-
-@pytest.fixture
-def local_files(tmp_path):
-    write_csv_gz(tmp_path / "houses.csv.gz")
-    write_reviews(tmp_path / "reviews.jsonl")
-    return tmp_path
-
-
-def test_a_local_csv_loads_with_its_target_column_and_is_cached(local_files, tmp_path):
-    X, price = write_csv_gz(tmp_path / "again.csv.gz")
+def test_a_local_csv_loads_with_its_target_column_and_is_cached(local_files, tmp_path, houses_csv):
+    X, price = houses_csv(tmp_path / "again.csv.gz")
     spec = local_spec("houses", {"path": str(tmp_path / "again.csv.gz"), "format": "csv", "target": "price"})
     data = load_ordinal(spec, cache_dir=tmp_path / "cache", n_bins=4)
     assert data.X.shape == (400, 3) and data.bin_counts.tolist() == [100] * 4
@@ -55,12 +22,12 @@ def test_a_local_csv_loads_with_its_target_column_and_is_cached(local_files, tmp
     assert load_ordinal(spec, cache_dir=tmp_path / "cache", n_bins=4).info["cache"]["hit"]
 
 
-def test_a_changed_local_file_is_not_taken_for_the_old_one(tmp_path):
-    write_csv_gz(tmp_path / "h.csv.gz", seed=0, header=False)
+def test_a_changed_local_file_is_not_taken_for_the_old_one(tmp_path, houses_csv):
+    houses_csv(tmp_path / "h.csv.gz", seed=0, header=False)
     source = {"path": str(tmp_path / "h.csv.gz"), "format": "csv", "target": -1}
     first = load_ordinal(local_spec("h", source), cache_dir=tmp_path / "cache")
     stale = local_spec("h", source)
-    write_csv_gz(tmp_path / "h.csv.gz", seed=1, header=False)
+    houses_csv(tmp_path / "h.csv.gz", seed=1, header=False)
     with pytest.raises(ChecksumError, match="changed after the plan"):  # nothing cached for it elsewhere
         load_ordinal(stale, cache_dir=tmp_path / "elsewhere")
     second = load_ordinal(local_spec("h", source), cache_dir=tmp_path / "cache")
@@ -82,34 +49,6 @@ def test_a_missing_column_is_named(local_files, tmp_path):
     spec = local_spec("h", {"path": str(local_files / "houses.csv.gz"), "format": "csv", "target": "cost"})
     with pytest.raises(DatasetError, match="no column 'cost'"):
         load_ordinal(spec, cache_dir=tmp_path / "cache")
-
-
-def test_a_configuration_runs_a_local_csv_and_a_local_review_file(local_files, tmp_path):
-    config = {
-        "name": "local",
-        "data": {"cache_dir": "resources", "mirror": None},
-        "datasets": {
-            "houses": {"source": {"path": str(local_files / "houses.csv.gz"), "format": "csv", "target": "price"},
-                       "params": {"gamma": 1.0}},
-            "shop_reviews": {"source": {"path": str(local_files / "reviews.jsonl"), "format": "json-lines",
-                                        "text": "body", "label": "stars"},
-                             "n_svd_components": 20, "params": {"gamma": 0.5}},
-        },
-        "methods": {"qs3orao": {"method": "qs3orao", "params": {"n_iter": 50, "batch_size": 8, "lam": 0.1}}},
-        "protocol": {"n_labeled": 60, "n_unlabeled": 100, "trials": 1},
-        "sweep": {"datasets": ["houses"], "n_unlabeled": [200]},
-        "tuning": {},
-    }
-    (tmp_path / "local.yaml").write_text(yaml.safe_dump(config))
-    workdir = tmp_path / "run"
-    workdir.mkdir()
-    snakemake(workdir, "--configfile", tmp_path / "local.yaml")
-    table = tables.read_results(workdir / "results" / "tables" / "results.csv")
-    assert set(table["dataset"]) == {"houses", "shop_reviews"} and (table["status"] == "ok").all()
-    assert table.set_index("dataset").loc["shop_reviews", "n_features"] == 20
-    manifest = json.loads((workdir / "figures" / config["name"] / "manifest.json").read_text())
-    assert manifest["data"]["houses"]["file_sha256"] == local_spec("h", config["datasets"]["houses"]["source"]).sha256
-    assert (workdir / "resources" / "raw" / "shop_reviews" / "reviews.jsonl").is_file()
 
 
 def _numbers_csv(rows, header="a,b,t"):
@@ -186,9 +125,16 @@ def test_the_readers_name_the_file_and_line_of_what_does_not_read(tmp_path, fnam
     assert "Traceback" not in str(error.value) and error.value.__cause__ is None
 
 
-def write_reviews_with_gaps(path, n=300, missing=(4, 150)):
-    """``write_reviews`` with the records of ``missing`` (0-based) written without a text."""
-    write_reviews(path, n=n)
+@pytest.fixture
+def reviews_with_gaps(reviews_jsonl):
+    """``reviews_with_gaps(path)``: ``reviews_jsonl`` with the records ``missing`` (0-based) written without a text."""
+    def write(path, n=300, missing=(4, 150)):
+        reviews_jsonl(path, n=n)
+        _remove_texts(path, missing)
+    return write
+
+
+def _remove_texts(path, missing):
     lines = path.read_text().splitlines()
     for i in missing:
         record = json.loads(lines[i])
@@ -201,16 +147,16 @@ def _reviews_spec(path, **source):
     return local_spec("shop", {"path": str(path), "format": "json-lines", "text": "body", "label": "stars", **source})
 
 
-def test_records_without_text_are_refused_by_default_naming_the_option(tmp_path):
-    write_reviews_with_gaps(tmp_path / "r.jsonl")
+def test_records_without_text_are_refused_by_default_naming_the_option(tmp_path, reviews_with_gaps):
+    reviews_with_gaps(tmp_path / "r.jsonl")
     for spec in (_reviews_spec(tmp_path / "r.jsonl"), _reviews_spec(tmp_path / "r.jsonl", empty_text="refuse")):
         with pytest.raises(DatasetError, match=r"2 of 300 records have no text in column 'body' \(lines 5, 151\).*"
                                                r"set the source's empty_text to 'drop' or 'keep'"):
             load_ordinal(spec, cache_dir=tmp_path / "cache", n_svd_components=5)
 
 
-def test_records_without_text_are_dropped_when_declared_and_counted(tmp_path):
-    write_reviews_with_gaps(tmp_path / "r.jsonl")
+def test_records_without_text_are_dropped_when_declared_and_counted(tmp_path, reviews_with_gaps):
+    reviews_with_gaps(tmp_path / "r.jsonl")
     with pytest.warns(UserWarning, match=r"r.jsonl: dropped 2 of 300 records without text in column 'body' "
                                          r"\(lines 5, 151\)"):
         texts, stars = read_text_table(tmp_path / "r.jsonl", file_format="json-lines", text="body", label="stars",
@@ -223,8 +169,8 @@ def test_records_without_text_are_dropped_when_declared_and_counted(tmp_path):
     assert data.info["source"]["empty_text"] == {"policy": "drop", "n_records": 2, "lines": [5, 151]}
 
 
-def test_records_without_text_are_kept_as_empty_documents_when_declared(tmp_path):
-    write_reviews_with_gaps(tmp_path / "r.jsonl")
+def test_records_without_text_are_kept_as_empty_documents_when_declared(tmp_path, reviews_with_gaps):
+    reviews_with_gaps(tmp_path / "r.jsonl")
     texts, stars = read_text_table(tmp_path / "r.jsonl", file_format="json-lines", text="body", label="stars",
                                    empty_text="keep")
     assert len(texts) == 300 and texts[4] == texts[150] == "" and stars.size == 300
@@ -238,10 +184,10 @@ def test_records_without_text_are_kept_as_empty_documents_when_declared(tmp_path
     assert not dropped.info["cache"]["hit"]  # another policy, other arrays: another cache entry
 
 
-def test_empty_text_is_an_option_of_review_sources_only(tmp_path):
+def test_empty_text_is_an_option_of_review_sources_only(tmp_path, houses_csv):
     with pytest.raises(ValueError, match="datasets.shop.source.empty_text must be one of"):
         _reviews_spec(tmp_path / "r.jsonl", empty_text="skip")
-    write_csv_gz(tmp_path / "h.csv.gz")
+    houses_csv(tmp_path / "h.csv.gz")
     with pytest.raises(ValueError, match="datasets.h.source.empty_text applies to review"):
         local_spec("h", {"path": str(tmp_path / "h.csv.gz"), "format": "csv", "target": "price", "empty_text": "drop"})
 

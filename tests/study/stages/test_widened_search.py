@@ -162,6 +162,7 @@ def run_widened(search, memo):
     return result, rounds, tables
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning", "ignore::RuntimeWarning")
 @pytest.mark.parametrize("search", sorted(SEARCHES))
 def test_a_memo_fits_no_candidate_twice_and_changes_no_choice(search, monkeypatch):
@@ -212,6 +213,7 @@ def test_progress_counts_reused_candidates_and_says_so(caplog):
                                                                (2, 4, 6), (6, 8, 6))]
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_a_whole_lam_range_is_one_path_per_width_and_fold_and_chooses_as_the_plain_search(monkeypatch):
     """With lam whole, every (width, fold) of stage 1 is one ``fit_path`` over the whole range (past

@@ -1,14 +1,10 @@
 """The study package without Snakemake: one precedence rule, tuning and training agree, a method added at run time."""
 
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
-from snakemake.iocontainers import Namedlist
-from snakemake.utils import validate
 
 from baselines.registry import METHODS, Method, TuningGrid, get_method, register, unregister
 from qs3orao.base import OrdinalEstimator
@@ -20,20 +16,11 @@ from qs3study.stages.data import prepare_job
 from qs3study.stages.training import train_job
 from qs3study.grids import resolve_grid
 from qs3study.stages.tuning import fixed_params, tune_job
-from test_workflow import CONFIGS, TINY
-
-
-def tiny_config(**changes):
-    config = yaml.safe_load(TINY.read_text())
-    for change in changes.values():
-        change(config)
-    validate(config, str(CONFIGS / "schema.yaml"))
-    return config
 
 
 # --- the precedence rule ---------------------------------------------------------------------
 
-def test_method_params_win_over_dataset_params_and_tuned_values_over_both():
+def test_method_params_win_over_dataset_params_and_tuned_values_over_both(tiny_config):
     def overlap(config):
         config["datasets"]["swd"]["params"] = {"gamma": 0.5, "lam": 3.0}
         config["methods"]["qs3orao"]["params"]["gamma"] = 2.0
@@ -45,7 +32,7 @@ def test_method_params_win_over_dataset_params_and_tuned_values_over_both():
     assert recorded == {**spec["params"], "lam": 0.5}
 
 
-def test_a_dataset_parameter_reaches_only_the_methods_that_take_it():
+def test_a_dataset_parameter_reaches_only_the_methods_that_take_it(tiny_config):
     def svorex(config):
         config["methods"]["svorex"] = {"method": "svorex", "params": {}}
         config["datasets"]["swd"]["params"] = {"gamma": 0.5, "lam": 3.0}
@@ -53,7 +40,7 @@ def test_a_dataset_parameter_reaches_only_the_methods_that_take_it():
     assert method_spec(config, "svorex", "swd")["params"] == {"gamma": 0.5}
 
 
-def test_the_configured_random_state_and_budget_are_never_replaced():
+def test_the_configured_random_state_and_budget_are_never_replaced(tiny_config):
     config = tiny_config(fix=lambda c: c["methods"]["m-pnu-auc"]["params"].update(random_state=3,
                                                                                    memory_budget=10**6))
     spec = method_spec(config, "m-pnu-auc", "swd")
@@ -63,14 +50,14 @@ def test_the_configured_random_state_and_budget_are_never_replaced():
     assert fixed_params(spec, grid, seed=99)["random_state"] == 3
 
 
-def test_a_tuned_value_that_is_not_a_parameter_is_an_error():
+def test_a_tuned_value_that_is_not_a_parameter_is_an_error(tiny_config):
     spec = method_spec(tiny_config(), "qs3orao", "swd")
     with pytest.raises(ValueError, match="lamda"):
         build_estimator(spec, seed=0, tuned={"lamda": 1.0})
 
 
 @pytest.mark.parametrize("label", ["qs3orao", "m-pnu-auc"])
-def test_tuning_and_training_build_the_same_estimator(label):
+def test_tuning_and_training_build_the_same_estimator(label, tiny_config):
     config = tiny_config()
     spec = method_spec(config, label, "synthetic")
     grid = resolve_grid(spec["method"], method_config(config, label)["grid"] or {"lam": [0.5]})
@@ -111,17 +98,8 @@ def ridge_method():
     unregister("ridge")
 
 
-def job(tmp_path, rule, *, input=None, output=None, params=None, wildcards=None):
-    """A stand-in for the ``snakemake`` object a script receives (named lists, as Snakemake builds them)."""
-    log = tmp_path / "logs" / f"{rule}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    output = Namedlist(output) if isinstance(output, list) else Namedlist(fromdict=output or {})
-    return SimpleNamespace(rule=rule, input=Namedlist(fromdict=input or {}), output=output,
-                           params=Namedlist(fromdict=params or {}), wildcards=Namedlist(fromdict=wildcards or {}),
-                           log=[str(log)], threads=1)
-
-
-def test_a_method_registered_at_run_time_runs_through_tuning_training_table_and_figures(tmp_path, ridge_method):
+def test_a_method_registered_at_run_time_runs_through_tuning_training_table_and_figures(tmp_path, ridge_method,
+                                                                                           tiny_config, job):
     def only_ridge(config):
         config["datasets"] = {"swd": {"params": {"gamma": 0.5}}}
         config["methods"] = {"qs3orao": config["methods"]["qs3orao"],

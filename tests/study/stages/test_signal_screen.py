@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from baselines.model_selection import cross_validate_params
 from baselines.registry import TuningGrid
@@ -25,6 +26,7 @@ def _records(name, X, y):
     return records
 
 
+@pytest.mark.slow
 def test_a_signal_free_generated_set_is_screened_and_a_signal_set_is_not():
     rng = np.random.default_rng(0)
     noise_X, noise_y = rng.uniform(size=(400, 5)), rng.integers(0, 4, 400)  # labels independent of the features

@@ -2,6 +2,7 @@
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,8 +14,8 @@ from baselines.registry import TRADEOFF_GRID, tuning_grid
 from qs3study.configuration import check_methods
 from qs3study.grids import resolve_grid
 from qs3study.stages.tuning import halving, scaled_grid, tune_job
-from test_study import job, tiny_config
-from test_workflow import CONFIGS
+
+SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "config" / "schema.yaml"
 
 
 def test_registry_is_the_paper_staged_search():
@@ -45,7 +46,7 @@ def test_split_values_need_a_method_with_split_weights():
         resolve_grid("svorex", {"staged": {"C": [1.0]}, "split_values": [0.5]})
 
 
-def test_the_schema_takes_the_staged_form_and_early_stopping_and_rejects_mixtures():
+def test_the_schema_takes_the_staged_form_and_early_stopping_and_rejects_mixtures(tiny_config):
     def staged(config):
         config["methods"]["qs3orao"]["grid"] = {"staged": {"lam": [1.0, 2.0]}, "split_values": [0.0, 0.5],
                                                 "per_split": False}
@@ -56,21 +57,21 @@ def test_the_schema_takes_the_staged_form_and_early_stopping_and_rejects_mixture
     for bad in ({"staged": {"lam": [1.0]}, "lam": [2.0]}, {"staged": {"lam": [1.0]}, "per_split": "no"}):
         config["methods"]["qs3orao"]["grid"] = bad
         with pytest.raises(WorkflowError):
-            validate(config, str(CONFIGS / "schema.yaml"))
+            validate(config, str(SCHEMA))
     config["methods"]["qs3orao"]["grid"] = {"lam": [1.0]}
     config["tuning"]["early_stopping"] = {"eta": 1}
     with pytest.raises(WorkflowError):
-        validate(config, str(CONFIGS / "schema.yaml"))
+        validate(config, str(SCHEMA))
 
 
-def test_early_stopping_is_off_unless_configured():
+def test_early_stopping_is_off_unless_configured(tiny_config):
     config = tiny_config()
     assert config["tuning"]["early_stopping"] is None and halving(None) is None
 
 
 @pytest.mark.parametrize("grid, key", [({"staged": {"lamda": [1.0]}}, "grid.lamda"),
                                        ({"staged": {"lam": [-1.0]}}, "grid.lam")])
-def test_check_methods_names_the_bad_staged_value(grid, key):
+def test_check_methods_names_the_bad_staged_value(grid, key, tiny_config):
     def bad(config):
         config["methods"]["qs3orao"]["grid"] = grid
     config = tiny_config(bad=bad)
@@ -78,7 +79,7 @@ def test_check_methods_names_the_bad_staged_value(grid, key):
         check_methods(config, list(config["datasets"]))
 
 
-def tune_record(tmp_path, grid, **params):
+def tune_record(tmp_path, tiny_config, job, grid, **params):
     """The record of a ``tune`` job for QS3ORAO (40 iterations) on 300 generated rows, 90 labeled, 3 folds."""
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(300, 2))
@@ -101,9 +102,10 @@ def tune_record(tmp_path, grid, **params):
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_tune_job_records_early_stopping_and_the_folds_of_each_candidate(tmp_path):
-    record = tune_record(tmp_path, {"staged": {"lam": [0.5, 1.0, 2.0, 4.0]}, "split_values": [0.0, 1.0],
-                                    "per_split": False}, early_stopping={"eta": 2})
+def test_tune_job_records_early_stopping_and_the_folds_of_each_candidate(tmp_path, tiny_config, job):
+    record = tune_record(tmp_path, tiny_config, job, {"staged": {"lam": [0.5, 1.0, 2.0, 4.0]},
+                                                       "split_values": [0.0, 1.0], "per_split": False},
+                         early_stopping={"eta": 2})
     assert record["early_stopping"] == {"eta": 2}
     folds = [row["n_folds"] for row in record["search"]]
     assert min(folds) < 3 and max(folds) == 3
@@ -114,9 +116,10 @@ def test_tune_job_records_early_stopping_and_the_folds_of_each_candidate(tmp_pat
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_a_widened_tune_job_records_every_round_and_fits_no_candidate_twice(tmp_path):
+def test_a_widened_tune_job_records_every_round_and_fits_no_candidate_twice(tmp_path, tiny_config, job):
     far = [2.0 ** e for e in range(4, 11)]  # far above the optimum: the search moves down over overlapping windows
-    record = tune_record(tmp_path, {"staged": {"lam": far}, "split_values": [0.0, 1.0], "per_split": False},
+    record = tune_record(tmp_path, tiny_config, job, {"staged": {"lam": far}, "split_values": [0.0, 1.0],
+                                                       "per_split": False},
                          grid_range={"lam": [-20, 12]})
     rounds = [row["round"] for row in record["search"]]
     assert len(record["rounds"]) >= 2 and sorted(set(rounds)) == list(range(1, len(record["rounds"]) + 1))
@@ -132,16 +135,17 @@ def test_a_widened_tune_job_records_every_round_and_fits_no_candidate_twice(tmp_
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_a_tune_job_with_a_whole_range_searches_it_in_one_round_and_records_it(tmp_path):
+def test_a_tune_job_with_a_whole_range_searches_it_in_one_round_and_records_it(tmp_path, tiny_config, job):
     far = [2.0 ** e for e in range(4, 11)]  # the windowed search needs several rounds from here
-    record = tune_record(tmp_path, {"staged": {"lam": far}, "split_values": [0.0, 1.0], "per_split": False},
+    record = tune_record(tmp_path, tiny_config, job, {"staged": {"lam": far}, "split_values": [0.0, 1.0],
+                                                       "per_split": False},
                          grid_range={"lam": [-6, 12]}, whole_range=["lam"])
     assert record["whole_range"] == ["lam"] and len(record["rounds"]) == 1
     assert record["rounds"][0]["grid"]["lam"] == [2.0 ** e for e in range(-6, 13)]
     assert {row["lam"] for row in record["search"] if row["stage"] == "grid"} == {2.0 ** e for e in range(-6, 13)}
 
 
-def test_a_whole_range_needs_a_declared_range():
+def test_a_whole_range_needs_a_declared_range(tiny_config):
     def whole(config):
         config["methods"]["qs3orao"]["grid"] = "registry"
         config["methods"]["qs3orao"]["grid_range"] = {"lam": [-20, 3]}
@@ -153,14 +157,14 @@ def test_a_whole_range_needs_a_declared_range():
     check_methods(config, list(config["datasets"]))
     config["methods"]["qs3orao"]["whole_range"] = "lam"
     with pytest.raises(WorkflowError):
-        validate(config, str(CONFIGS / "schema.yaml"))
+        validate(config, str(SCHEMA))
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_progress_never_counts_past_its_total_in_a_widened_search(tmp_path):
+def test_progress_never_counts_past_its_total_in_a_widened_search(tmp_path, tiny_config, job):
     """Every round's total is that round's own bound: a whole range of 19 values, beyond the configured 7."""
     far = [2.0 ** e for e in range(4, 11)]
-    tune_record(tmp_path, {"staged": {"lam": far}, "split_values": [0.0, 1.0], "per_split": False},
+    tune_record(tmp_path, tiny_config, job, {"staged": {"lam": far}, "split_values": [0.0, 1.0], "per_split": False},
                 grid_range={"lam": [-6, 12]}, whole_range=["lam"])
     counts = [tuple(map(int, found)) for found in
               re.findall(r"candidate (\d+) of at most (\d+)", (tmp_path / "logs" / "tune.log").read_text())]
@@ -170,28 +174,28 @@ def test_progress_never_counts_past_its_total_in_a_widened_search(tmp_path):
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_a_widen_tolerance_is_recorded_and_stops_the_rounds(tmp_path):
+def test_a_widen_tolerance_is_recorded_and_stops_the_rounds(tmp_path, tiny_config, job):
     far = [2.0 ** e for e in range(4, 11)]  # the search moves down over several rounds from here
     grid = {"staged": {"lam": far}, "split_values": [0.0, 1.0], "per_split": False}
-    plain = tune_record(tmp_path, grid, grid_range={"lam": [-20, 12]})
+    plain = tune_record(tmp_path, tiny_config, job, grid, grid_range={"lam": [-20, 12]})
     assert "widen_tolerance" not in plain  # unset: the record keeps its form, the rounds run as before
-    stopped = tune_record(tmp_path, grid, grid_range={"lam": [-20, 12]}, widen_tolerance=1.0)
+    stopped = tune_record(tmp_path, tiny_config, job, grid, grid_range={"lam": [-20, 12]}, widen_tolerance=1.0)
     assert stopped["widen_tolerance"] == 1.0 and len(stopped["rounds"]) == 2 < len(plain["rounds"])
     assert "improves on the previous best by less than widen_tolerance 1" in (tmp_path / "logs" /
                                                                               "tune.log").read_text()
 
 
 @pytest.mark.parametrize("tolerance", [0.001, None])
-def test_the_schema_takes_a_widen_tolerance(tolerance):
+def test_the_schema_takes_a_widen_tolerance(tolerance, tiny_config):
     config = tiny_config()
     config["methods"]["qs3orao"].update(grid="registry", grid_range={"lam": [-20, 3]}, widen_tolerance=tolerance)
-    validate(config, str(CONFIGS / "schema.yaml"))
+    validate(config, str(SCHEMA))
     config["methods"]["qs3orao"]["widen_tolerance"] = -1
     with pytest.raises(WorkflowError):
-        validate(config, str(CONFIGS / "schema.yaml"))
+        validate(config, str(SCHEMA))
 
 
-def test_a_widen_tolerance_needs_a_widened_search():
+def test_a_widen_tolerance_needs_a_widened_search(tiny_config):
     def tolerance_alone(config):
         config["methods"]["qs3orao"].update(grid="registry", widen_tolerance=0.001)
     config = tiny_config(tolerance_alone=tolerance_alone)
