@@ -5,7 +5,7 @@ import re
 
 from baselines import MPNUAUC, MSAMULT
 
-from test_workflow import CONFIGS, snakemake
+from pipeline import CONFIGS, snakemake
 
 RESERVE_MB = 2048
 
