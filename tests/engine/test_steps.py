@@ -23,7 +23,7 @@ from .problems import make_problem
 @given(st.integers(1, 5), st.integers(1, 40), st.data())
 @settings(max_examples=80, deadline=None)
 def test_compiled_weights_equal_the_numpy_weights(splits, batch, data):
-    from qs3orao._steps_numba import weights_into  # imports numba
+    from qs3orao.engine._steps_numba import weights_into  # imports numba
 
     semi = np.array(sorted(data.draw(st.sets(st.integers(0, splits - 1)))), dtype=np.int64)
     tradeoff = np.array(data.draw(st.lists(st.floats(0, 1), min_size=splits, max_size=splits)))

@@ -247,11 +247,12 @@ def test_every_dataset_of_the_main_job_prepares_bit_for_bit_again(default_run, d
     prepared = default_run / "results" / "data" / dataset
     info = json.loads((prepared / "info.json").read_text())
     output = {name: str(tmp_path / f"{name}.npy") for name in ("X", "y")}
-    prepare_job(job(tmp_path, "prepare", output={**output, "info": str(tmp_path / "info.json")},
+    prepare_job(job(tmp_path, "prepare", output={**output, "info": str(tmp_path / "info.json"),
+                                                 "checks": str(tmp_path / "checks.csv")},
                     params={"options": {**DEFAULT_CONFIG["datasets"][dataset], **info["options"]},
                             "cache_dir": str(default_run / DEFAULT_CONFIG["data"]["cache_dir"]), "mirror": None,
                             "seed": DEFAULT_CONFIG["protocol"]["seed"], "sha256": None,
-                            "protocol": DEFAULT_CONFIG["protocol"]},
+                            "protocol": DEFAULT_CONFIG["protocol"], "checks": DEFAULT_CONFIG["data_checks"]},
                     wildcards={"dataset": dataset}))
     for name, path in output.items():
         assert Path(path).read_bytes() == (prepared / f"{name}.npy").read_bytes(), name

@@ -291,7 +291,9 @@ def check_methods(config, datasets):
         Naming the configuration key and the estimator's complaint.
     """
     taken = set()
-    _check_memory_budget("protocol.memory_budget_mb", config["protocol"]["memory_budget_mb"])
+    budget = config.get("protocol", {}).get("memory_budget_mb")
+    if budget is not None:
+        _check_memory_budget("protocol.memory_budget_mb", budget)
     for key, params in [*((f"methods.{m}.params", e["params"]) for m, e in config["methods"].items()),
                         *((f"datasets.{d}.params", o["params"]) for d, o in config["datasets"].items())]:
         if "classes" in params:

@@ -1,5 +1,7 @@
 """The data-validity screen and the signal screen's permutation null, on generated data with known answers."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -115,8 +117,12 @@ def test_group_check_reads_a_plain_split_while_the_group_column_splits_the_run()
     subject = np.repeat(np.arange(40), 50)
     y = _bins(rng.normal(size=40)[subject] + 0.1 * rng.normal(size=subject.size))
     X = np.column_stack([subject, rng.random(subject.size)])
-    spec = DATASETS["uci_parkinsons"]
-    table = data_checks("subjects", spec, X, y, (X, y.astype(float)), SETTINGS, n_labeled=200, base_seed=0)
+    grouped = replace(DATASETS["uci_parkinsons"], group_column=0)
+    table = data_checks("subjects", grouped, X, y, (X, y.astype(float)), SETTINGS, n_labeled=200, base_seed=0)
     row = table.set_index("check").loc["group_lookup"]
     assert row.tripped and row.value > 0.9 and row.action == "split by group (group_column 0)"
     assert refusal(table) is None
+    # without a declared group column the same finding is not answered
+    table = data_checks("subjects", replace(grouped, group_column=None), X, y, (X, y.astype(float)), SETTINGS,
+                        n_labeled=200, base_seed=0)
+    assert table.set_index("check").loc["group_lookup"].action == "refused" and refusal(table) is not None

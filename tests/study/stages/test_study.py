@@ -105,10 +105,12 @@ def test_a_method_registered_at_run_time_runs_through_tuning_training_table_and_
         config["methods"] = {"qs3orao": config["methods"]["qs3orao"],
                              "ridge": {"method": "ridge", "grid": "registry"}}
     config = tiny_config(only_ridge=only_ridge)
-    data = {name: str(tmp_path / "data" / f"{name}") for name in ("X.npy", "y.npy", "info.json")}
-    prepare_job(job(tmp_path, "prepare", output={"X": data["X.npy"], "y": data["y.npy"], "info": data["info.json"]},
+    data = {name: str(tmp_path / "data" / f"{name}") for name in ("X.npy", "y.npy", "info.json", "checks.csv")}
+    prepare_job(job(tmp_path, "prepare", output={"X": data["X.npy"], "y": data["y.npy"], "info": data["info.json"],
+                                                 "checks": data["checks.csv"]},
                     params={"options": config["datasets"]["swd"], "cache_dir": str(tmp_path / "resources"),
-                            "mirror": None, "seed": 0, "sha256": None, "protocol": config["protocol"]}, wildcards={"dataset": "swd"}))
+                            "mirror": None, "seed": 0, "sha256": None, "protocol": config["protocol"],
+                            "checks": config["data_checks"]}, wildcards={"dataset": "swd"}))
     results = []
     for label in config["methods"]:
         spec = method_spec(config, label, "swd")

@@ -33,7 +33,7 @@ def halving(early_stopping):
 def fixed_params(spec, grid, seed):
     """Parameters every fit of the search shares: :func:`build_estimator`'s, minus the searched ones."""
     estimator, _ = build_estimator(spec, seed=seed)
-    given = set(spec["params"]) | {"random_state", "memory_budget"}
+    given = set(spec["params"]) | {"random_state", "memory_budget", "low_memory"}  # what build_estimator adds
     searched = set(grid.grid) | {grid.split_param}
     return {name: value for name, value in estimator.get_params().items() if name in given - searched}
 
