@@ -24,6 +24,7 @@ without a case here fails ``test_every_readme_command_has_a_case``. How each run
   pytest does not start itself again here.
 """
 
+import copy
 import gzip
 import importlib.util
 import json
@@ -35,6 +36,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from snakemake.utils import validate
 
 from pipeline import CONFIGS, PAPER_DATASETS, deterministic
 from qs3study.datasets import sha256_file
@@ -46,6 +48,10 @@ DATASETS_DOC = REPO / "docs" / "datasets.md"
 INSTALL = ['python3 -m venv .venv', '.venv/bin/pip install -e ".[test]"']
 MAIN = "snakemake --workflow-profile workflow/profiles/default"
 DEFAULT_CONFIG = yaml.safe_load((CONFIGS / "default.yaml").read_text())
+# The data-validity levels as the run has them: the configuration with the schema's defaults filled in.
+DEFAULT_CHECKS = copy.deepcopy(DEFAULT_CONFIG)
+validate(DEFAULT_CHECKS, str(CONFIGS / "schema.yaml"))
+DEFAULT_CHECKS = DEFAULT_CHECKS["data_checks"]
 # Command -> what its dry run must show (a line of the job table, or that nothing is left to do), and for
 # the paper's commands which downloads (test_workflow plans the paper configuration with the mirror).
 DRY_RUN = {
@@ -252,7 +258,7 @@ def test_every_dataset_of_the_main_job_prepares_bit_for_bit_again(default_run, d
                     params={"options": {**DEFAULT_CONFIG["datasets"][dataset], **info["options"]},
                             "cache_dir": str(default_run / DEFAULT_CONFIG["data"]["cache_dir"]), "mirror": None,
                             "seed": DEFAULT_CONFIG["protocol"]["seed"], "sha256": None,
-                            "protocol": DEFAULT_CONFIG["protocol"], "checks": DEFAULT_CONFIG["data_checks"]},
+                            "protocol": DEFAULT_CONFIG["protocol"], "checks": DEFAULT_CHECKS},
                     wildcards={"dataset": dataset}))
     for name, path in output.items():
         assert Path(path).read_bytes() == (prepared / f"{name}.npy").read_bytes(), name
