@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from qs3study.files import atomic_path
+
 from .cache import check_writable, resolve_cache_dir, resolve_mirror
 from .errors import CacheRebuildWarning, ChecksumError, DownloadError, IncompleteFileError
 
@@ -100,6 +102,12 @@ def _verified_stamp(path):
     return Path(path).with_name(Path(path).name + ".verified")
 
 
+def _write_stamp(path, spec, sha256):
+    """Write the verified stamp of ``path`` atomically; jobs sharing the cache may write it at once."""
+    with atomic_path(_verified_stamp(path), clean_stale=False) as tmp:
+        tmp.write_text(_stamp_text(spec, sha256))
+
+
 def _check_cached(spec, path):
     """A cache hit checked as a download is: by sha256, else parsed completely once (stamped by its hash)."""
     actual = _check(spec, path, f"cached file {path}")
@@ -107,7 +115,7 @@ def _check_cached(spec, path):
         stamp = _verified_stamp(path)
         if not (stamp.is_file() and stamp.read_text() == _stamp_text(spec, actual)):
             check_complete(spec, path, f"cached file {path}")
-            stamp.write_text(_stamp_text(spec, actual))
+            _write_stamp(path, spec, actual)
     return actual
 
 
@@ -236,7 +244,7 @@ def _download(spec, target, retries, timeout):
             failures.append(f"{url}: {exc}")
             continue
         if spec.sha256 is None:  # check_complete passed before the rename
-            _verified_stamp(target).write_text(_stamp_text(spec, downloader.sha256))
+            _write_stamp(target, spec, downloader.sha256)
         return LocalFile(target, downloader.sha256, url)
     raise DownloadError(
         f"dataset {spec.name!r}: could not download {spec.fname!r} "
