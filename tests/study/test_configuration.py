@@ -128,3 +128,15 @@ def test_the_schema_declares_what_to_do_with_records_without_text(tiny_config, p
     source = {"path": "r.jsonl", "format": "json-lines", "text": "body", "label": "stars", "empty_text": policy}
     config = tiny_config(reviews=lambda c: c["datasets"].update(r={"source": source}))
     assert config["datasets"]["r"]["source"]["empty_text"] == policy
+
+
+def test_a_compiled_backend_on_a_machine_without_numba_is_a_configuration_error(tiny_config, monkeypatch):
+    from qs3orao import QS3ORAO
+
+    def no_numba(self):
+        raise ImportError("step_backend='numba' needs numba, which is not installed (pip install qs3orao[fast])")
+
+    monkeypatch.setattr(QS3ORAO, "_check_params", no_numba)
+    config = tiny_config()
+    with pytest.raises(ValueError, match="configuration key 'methods.qs3orao.params'.*needs numba"):
+        check_methods(config, list(config["datasets"]))

@@ -241,7 +241,7 @@ def _check_values(estimator, key, context=""):
         return
     try:
         check()
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, ImportError) as error:  # ImportError: a compiled backend without numba
         raise configuration_error(key, f"{error}{context}") from None
 
 
