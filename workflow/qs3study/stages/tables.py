@@ -4,7 +4,10 @@ One row per (dataset, method, unlabeled size, trial): the trials' result files
 (:func:`qs3study.stages.training.train_job`). Columns listed in
 :data:`MEASUREMENT_COLUMNS` are measurements of the machine (times, memory);
 every other column is a deterministic function of the configuration and the
-code, and is reproduced bit for bit by a rerun.
+code, and is reproduced bit for bit by a rerun. ``converged`` is True or False
+for a fit with a stated convergence criterion (whether it met it before its
+iteration limit) and empty for the others, and in tables written before the
+column existed.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ COLUMNS = [
     "dataset", "method", "base_method", "trial", "seed", "size", "comparison", "n_labeled", "n_unlabeled",
     "n_features", "n_classes", "status", "reason", "auc", "auc_splits", "mae", "accuracy", "constant_mae",
     "constant_accuracy", "params", "tuned", "tuning_status",
-    "kernel_width", "gamma_scale", "gamma_absolute", "kernel_mean_offdiag", "warnings", "n_iter_fitted", "memory_budget_mb",
+    "kernel_width", "gamma_scale", "gamma_absolute", "kernel_mean_offdiag", "warnings", "n_iter_fitted", "converged",
+    "memory_budget_mb",
     "memory_estimate_mb", "fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "trial_wall_s",
     "job_cpu_s", "versions",
 ]
@@ -67,10 +71,20 @@ def build_results(result_paths, comparison_sizes):
 
 
 def read_results(path):
-    """Read the results CSV back with the dtypes :func:`build_results` produced."""
+    """Read the results CSV back with the dtypes :func:`build_results` produced (a missing ``converged``: empty)."""
     text = ("reason", "size", "status", "warnings", "kernel_width")
-    return pd.read_csv(path, dtype={c: str for c in text if c != "status"}, keep_default_na=False,
-                       na_values={c: [""] for c in COLUMNS if c not in text})
+    table = pd.read_csv(path, dtype={c: str for c in text if c != "status"}, keep_default_na=False,
+                        na_values={c: [""] for c in COLUMNS if c not in text})
+    if "converged" not in table:
+        table.insert(COLUMNS.index("converged"), "converged", pd.Series(np.nan, index=table.index, dtype=object))
+    return table
+
+
+def unconverged(table):
+    """Boolean mask of the rows of ``table`` whose fit reached its iteration limit unconverged (``converged`` False)."""
+    if "converged" not in table:
+        return pd.Series(False, index=table.index)
+    return table["converged"].eq(False)
 
 
 def finished_comparison(table):
@@ -161,7 +175,8 @@ def auc_summary(table, reference, methods):
         trials with a warning: degenerate kernel, tuned value on a grid edge), split into
         ``n_search_limit`` (a tuned value on a search limit), ``n_natural_bound`` (tuned values on
         the edge only at a parameter's natural bound) and ``n_other_warnings`` (any other warning;
-        :func:`qs3study.kernel_width.warning_kinds`).
+        :func:`qs3study.kernel_width.warning_kinds`), and ``n_unconverged`` (finished trials whose fit
+        reached its iteration limit without meeting its convergence criterion, :func:`unconverged`).
     """
     comparison = table[table["comparison"].astype(bool)]
     rows = []
@@ -183,7 +198,8 @@ def auc_summary(table, reference, methods):
                    **constant,
                    "not_ok": ", ".join(f"{s}: {n}" for s, n in runs.loc[runs["status"] != "ok", "status"]
                                        .value_counts().sort_index().items()),
-                   **_warning_counts(runs)}
+                   **_warning_counts(runs),
+                   "n_unconverged": int(unconverged(runs)[runs["status"] == "ok"].sum())}
             if method != reference and reference in auc and len(values):
                 ref = auc[reference].dropna()
                 joined = pd.concat([ref, values], axis=1, join="inner")
@@ -192,7 +208,8 @@ def auc_summary(table, reference, methods):
             rows.append(row)
     columns = ["dataset", "method", "n_unlabeled", "n_trials", "auc_mean", "auc_std", "mae_mean", "accuracy_mean",
                "constant_mae", "constant_accuracy", "best", "diff_vs_reference", "p_ttest", "p_holm", "p_wilcoxon",
-               "n_pairs", "not_ok", "n_warnings", "n_search_limit", "n_natural_bound", "n_other_warnings"]
+               "n_pairs", "not_ok", "n_warnings", "n_search_limit", "n_natural_bound", "n_other_warnings",
+               "n_unconverged"]
     summary = pd.DataFrame(rows).reindex(columns=columns)
     summary["p_holm"] = holm(summary["p_ttest"])
     top = summary.groupby("dataset", sort=False)["auc_mean"].transform("max")
@@ -230,6 +247,8 @@ def _cell(row, reference, alpha):
     for column, kind in WARNING_COLUMNS.items():
         if row.get(column, 0):
             text += f" [{int(row[column])} {WARNING_MARKS[kind]}]"
+    if row.get("n_unconverged", 0):
+        text += f" [{int(row['n_unconverged'])} unconverged]"
     if not np.isnan(row.get("mae_mean", np.nan)):
         text += f"; MAE {row['mae_mean']:.3f}, acc. {row['accuracy_mean']:.3f}"
     return text
@@ -297,6 +316,10 @@ def summary_markdown(summary, reference, labels, alpha=0.05, *, roles=None, titl
     if (summary["n_trials"].gt(0) & summary["not_ok"].fillna("").ne("")).any():
         lines += ["", "[k of n trials finished; ...]: the mean and the test are over the k trials that finished; "
                       "the others stopped with the status given (column `status` of results.csv)."]
+    if summary["n_unconverged"].fillna(0).gt(0).any():
+        lines += ["", "[n unconverged]: finished trials whose fit reached its iteration limit without meeting "
+                      "its stated convergence criterion (column `converged` of results.csv); they are in the "
+                      "mean and the test."]
     if any(role != "paper" for role in roles.values()):
         lines += ["", "† added alternative, not one of the paper's methods (never counted in its claims); "
                       "‡ reference, never counted in the claims: a supervised model on the labeled rows alone "

@@ -153,6 +153,8 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel
             log.info("trigonometric backend: %s", estimator.trig_backend_)
         if getattr(estimator, "n_iter_", None) is not None:  # iterations used (ConvergedQS3ORAO chooses them)
             record["n_iter_fitted"] = int(estimator.n_iter_)
+        if getattr(estimator, "converged_", None) is not None:  # met its stated criterion (ConvergedQS3ORAO)
+            record["converged"] = bool(estimator.converged_)
         if getattr(estimator, "memory_estimate_", None) is not None:
             record["memory_estimate_mb"] = estimator.memory_estimate_ / 2**20
         start = time.perf_counter()
@@ -200,6 +202,7 @@ def trial_record(dataset, method, spec, trial, size, tuning, *, base_seed, kerne
         "fit_time": None,
         "predict_time": None,
         "n_iter_fitted": None,
+        "converged": None,
         "memory_estimate_mb": None,
         "versions": versions,
     }
