@@ -66,7 +66,7 @@ def test_empirical_claims_follow_the_declared_criteria():
     verdicts = {k: v["verdict"] for k, v in empirical_claims(_table(), CRITERIA).items()}
     assert verdicts == {"highest_auc": "holds", "beats_supervised": "holds", "faster_beyond_10k": "holds",
                         "exact_out_of_memory": "holds", "unlabeled_data_help": "holds",
-                        "similar_generalisation": "holds"}
+                        "unlabeled_data_help_objective": "not evaluated", "similar_generalisation": "holds"}
     slow_and_roomy = _table(faster=False, oom=False, budget_mb=1e9)
     verdicts = {k: v["verdict"] for k, v in empirical_claims(slow_and_roomy, CRITERIA).items()}
     assert verdicts["faster_beyond_10k"] == "fails" and verdicts["exact_out_of_memory"] == "fails"
@@ -142,7 +142,7 @@ def test_the_ledger_has_a_row_per_empirical_claim_with_its_computed_verdict():
 
     claims = empirical_claims(_table(), CRITERIA)
     rows = rows_empirical(claims, "")
-    assert [r.id for r in rows] == ["8a", "8b", "8c", "8d", "8e", "8f"]
+    assert [r.id for r in rows] == ["8a", "8b", "8c", "8d", "8e", "8e2", "8f"]
     assert [r.verdict for r in rows] == [claims[k]["verdict"] for k in claims]
     assert {r.verdict for r in rows_empirical(None, "no table")} == {"not evaluated"}
 
@@ -154,9 +154,10 @@ def test_the_ledger_has_rows_per_protocol_with_the_protocol_named():
     paper = empirical_claims(_table(), CRITERIA)
     best = empirical_claims(_table(faster=False), CRITERIA)
     rows = rows_empirical(ProtocolClaims(paper=paper, best=best), "")
-    assert [r.id for r in rows] == [f"8{c}-{p}" for p in ("paper", "best") for c in "abcdef"]
-    assert rows[0].claim.endswith("(paper protocol)") and rows[6].claim.endswith("(best-effort protocol)")
-    assert rows[2].verdict == paper["faster_beyond_10k"]["verdict"] != rows[8].verdict
+    assert [r.id for r in rows] == [f"8{c}-{p}" for p in ("paper", "best")
+                                    for c in ("a", "b", "c", "d", "e", "e2", "f")]
+    assert rows[0].claim.endswith("(paper protocol)") and rows[7].claim.endswith("(best-effort protocol)")
+    assert rows[2].verdict == paper["faster_beyond_10k"]["verdict"] != rows[9].verdict
 
 
 def test_a_protocol_without_a_committed_run_is_not_evaluated_and_says_why(tmp_path):
@@ -174,10 +175,11 @@ def test_a_protocol_without_a_committed_run_is_not_evaluated_and_says_why(tmp_pa
     assert tables == [str(tmp_path / "results.csv")] and configurations == [str(tmp_path / "paper.yaml")]
     claims, reason = _empirical(design, tables, configurations)
     rows = rows_empirical(claims, reason)
-    assert [r.id for r in rows] == [f"8{c}-{p}" for p in ("paper", "best") for c in "abcdef"]
-    assert [r.verdict for r in rows[:6]] == [empirical_claims(_table(), CRITERIA)[k]["verdict"] for k in KEYS]
-    assert {r.verdict for r in rows[6:]} == {"not evaluated"}
-    assert all("best-effort protocol (empirical.protocols.best.results_table: null)" in r.evidence for r in rows[6:])
+    assert [r.id for r in rows] == [f"8{c}-{p}" for p in ("paper", "best")
+                                    for c in ("a", "b", "c", "d", "e", "e2", "f")]
+    assert [r.verdict for r in rows[:7]] == [empirical_claims(_table(), CRITERIA)[k]["verdict"] for k in KEYS]
+    assert {r.verdict for r in rows[7:]} == {"not evaluated"}
+    assert all("best-effort protocol (empirical.protocols.best.results_table: null)" in r.evidence for r in rows[7:])
 
 
 def test_a_protocols_claims_read_its_signal_screen_beside_the_table(tmp_path):
@@ -298,3 +300,28 @@ def test_memory_need_asks_every_method_with_an_estimate_the_same_way():
     assert need("m-samult", "a", 1_000) * 2**20 == 24_160_000
     # SVOREX's estimate follows its labeled rows only
     assert need("svorex", "a", 30_000) == need("svorex", "a", 500)
+
+
+def _with_objective_columns(exact_gain):
+    """:func:`_table` plus f* and f*-labeled rows: f* beats f*-labeled by ``exact_gain`` (with trial noise)."""
+    table = _table()
+    rows = table[table["method"] == "qs3orao"].copy()
+    exact = rows.assign(method="qs3orao-exact", auc=rows["auc"] + 0.05)
+    labeled = rows.assign(method="qs3orao-exact-labeled",
+                          auc=rows["auc"] + 0.05 - exact_gain + 0.002 * rows["trial"] ** 2)
+    return pd.concat([table, exact, labeled], ignore_index=True)
+
+
+def test_claim_8e_has_two_readings_each_from_its_own_columns():
+    # QS3ORAO beats QS3ORAO-labeled (as run: holds); f* loses to f*-labeled on the objective: fails.
+    claims = empirical_claims(_with_objective_columns(exact_gain=-0.03), CRITERIA)
+    assert claims["unlabeled_data_help"]["verdict"] == "holds"
+    objective = claims["unlabeled_data_help_objective"]
+    assert objective["verdict"] == "fails" and objective["evidence"].startswith("qs3orao-exact (f*, exact) against "
+                                                                                 "qs3orao-exact-labeled")
+    assert "worse on 2" in objective["evidence"]
+    helped = empirical_claims(_with_objective_columns(exact_gain=0.03), CRITERIA)["unlabeled_data_help_objective"]
+    assert helped["verdict"] == "holds" and "significantly better on 2" in helped["evidence"]
+    # Without the f*-labeled column the second reading is not evaluated, and says why.
+    missing = empirical_claims(_table(), CRITERIA)["unlabeled_data_help_objective"]
+    assert missing["verdict"] == "not evaluated" and "no f*-labeled column" in missing["evidence"]

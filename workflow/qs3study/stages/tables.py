@@ -76,7 +76,8 @@ def read_results(path):
     table = pd.read_csv(path, dtype={c: str for c in text if c != "status"}, keep_default_na=False,
                         na_values={c: [""] for c in COLUMNS if c not in text})
     if "converged" not in table:
-        table.insert(COLUMNS.index("converged"), "converged", pd.Series(np.nan, index=table.index, dtype=object))
+        where = table.columns.get_loc("n_iter_fitted") + 1 if "n_iter_fitted" in table else len(table.columns)
+        table.insert(where, "converged", pd.Series(np.nan, index=table.index, dtype=object))
     return table
 
 

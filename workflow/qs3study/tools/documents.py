@@ -26,7 +26,7 @@ REPOSITORY = Path(__file__).resolve().parents[3]
 BLOCK = re.compile(r"(<!-- generated:(?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
 MARKER = re.compile(r"<!-- /?generated:([a-z0-9-]+) -->")
 PROTOCOLS = {"paper": "paper protocol", "best": "best-effort protocol"}
-EMPIRICAL_ID = re.compile(r"^(?P<claim>8[a-z])-(?P<protocol>paper|best)$")
+EMPIRICAL_ID = re.compile(r"^(?P<claim>8[a-z]2?)-(?P<protocol>paper|best)$")
 
 
 def documents(root):
