@@ -17,6 +17,7 @@ def step_problem(n=600, n_labeled=300, seed=0):
     return X, y_train, y
 
 
+@pytest.mark.slow
 def test_gradient_boosting_ranks_a_step_function_almost_perfectly():
     X, y_train, y = step_problem()
     model = GradientBoostingReference(random_state=0).fit(X, y_train)

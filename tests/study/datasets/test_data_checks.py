@@ -92,6 +92,7 @@ def test_batched_auc_equals_ordinal_auc():
     np.testing.assert_allclose(batched_ordinal_auc(Y, P), [ordinal_auc(Y[:, j], P[:, j]) for j in range(4)])
 
 
+@pytest.mark.slow
 def test_signal_free_data_pass_the_screen_at_most_at_the_declared_rate():
     # 40 signal-free sets, 19 permutations each: a level-0.05 test passes each with probability at most 0.05,
     # so more than 6 passes (binomial tail about 0.3 %) would mean the null is wrong.
