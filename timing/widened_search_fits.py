@@ -10,7 +10,7 @@ kernel width 2^-6..2^6), 5 folds, the rounds sharing a
 :class:`baselines.model_selection.ScoreMemo`, and prints per method the rounds, the
 candidates each round scores, the candidate-fold fits a search without the memo makes
 (every candidate of every round on every fold: the rounds and their tables are the
-same with or without the memo, tests/workflow/test_widened_search.py) and the fits
+same with or without the memo, tests/study/stages/test_widened_search.py) and the fits
 made (the ``fitted_folds`` column). Counts only, no timing.
 """
 
