@@ -10,8 +10,9 @@ from qs3study.files import write_frame
 
 def main(smk):
     design = load_design(smk.params.design)
-    records = run_complexity(design, progress=lambda name: print(f"complexity: {name} done", file=sys.stderr,
-                                                                 flush=True))
+    section = smk.params.study
+    records = run_complexity(design, section=section,
+                             progress=lambda name: print(f"{section}: {name} done", file=sys.stderr, flush=True))
     write_frame(smk.output.records, records, index=False)
 
 

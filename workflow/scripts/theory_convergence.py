@@ -1,5 +1,6 @@
-"""Snakemake adapter: a convergence study of the design (params.study: convergence or huber) -> tidy records and
-the problems' constants."""
+"""Snakemake adapter: a convergence study of the design -> tidy records and the problems' constants.
+
+params.study names the study (convergence, or a Huberised-loss section: huber, v2.huber_informative)."""
 
 import contextlib
 import sys
@@ -17,8 +18,10 @@ def main(smk):
     def progress(done, total):
         print(f"{study}: {done}/{total} runs", file=sys.stderr, flush=True)
 
-    run = {"convergence": run_convergence, "huber": run_huber}[study]
-    records, problems = run(design, n_jobs=smk.threads, progress=progress)
+    if study == "convergence":
+        records, problems = run_convergence(design, n_jobs=smk.threads, progress=progress)
+    else:
+        records, problems = run_huber(design, n_jobs=smk.threads, progress=progress, section=study)
     for frame, path in ((records, smk.output.records), (problems, smk.output.problems)):
         write_frame(path, frame, index=False, float_format="%.6g")
 

@@ -11,10 +11,12 @@ from qs3study.files import write_frame
 def main(smk):
     design = load_design(smk.params.design)
 
-    def progress(done, total):
-        print(f"rate: {done}/{total} runs", file=sys.stderr, flush=True)
+    section = smk.params.study
 
-    records = run_rate(design, n_jobs=smk.threads, progress=progress)
+    def progress(done, total):
+        print(f"{section}: {done}/{total} runs", file=sys.stderr, flush=True)
+
+    records = run_rate(design, n_jobs=smk.threads, progress=progress, section=section)
     write_frame(smk.output.records, records, index=False, float_format="%.6g")
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from qs3orao import schedule
 from qs3orao.curvature import data_curvature_bound
+from qs3study.claims.design import require
 from qs3study.theory.bounds import LIPSCHITZ, loss_constant
 from qs3study.theory.complexity import SWEEPS, make_data, run_sweep
 from qs3study.theory.convergence import derivative_bound, largest_curvature, make_problem, run_cells
@@ -154,33 +155,47 @@ def run_offset_data(design, *, n_jobs, progress=None):
                      progress=progress)
 
 
-def rate_cells(design):
-    """The rate study's cells: the convergence section's primary grid at the rate section's theta*lambda."""
-    conv = design["convergence"]
+def rate_cells(design, section="rate"):
+    """A rate study's cells: the convergence section's primary grid at the study's theta*lambda.
+
+    Parameters
+    ----------
+    design : dict
+    section : str
+        Dotted path of the study's section (``"rate"``, ``"v2.rate"``); its
+        ``lambdas`` when it names them, else the convergence section's.
+    """
+    conv, rate = design["convergence"], require(design, section)
     return [{"instance": instance, "lam": float(lam), "theta_lam": float(c),
              "batch_size": int(conv["primary"]["batch_size"]), "n_components": int(conv["primary"]["n_components"]),
              "schedule": PAPER_SCHEDULE, "step_offset": float(conv["schedules"][PAPER_SCHEDULE])}
-            for instance in conv["instances"] for lam in conv["lambdas"] for c in design["rate"]["theta_lams"]]
+            for instance in conv["instances"] for lam in rate.get("lambdas", conv["lambdas"])
+            for c in rate["theta_lams"]]
 
 
-def run_rate(design, *, n_jobs, progress=None):
-    """Run the rate study of the design (its own seeds and checkpoints).
+def run_rate(design, *, n_jobs, progress=None, section="rate"):
+    """Run a rate study of the design (its own seeds and checkpoints).
+
+    Parameters
+    ----------
+    section : str
+        Dotted path of the study's section (``"rate"``, ``"v2.rate"``).
 
     Returns
     -------
     pandas.DataFrame
         Tidy records: the cell's keys, ``seed``, ``t`` and :data:`RATE_COLUMNS`.
     """
-    rate = design["rate"]
+    rate = require(design, section)
     problems, _ = build_problems(design)
-    return run_cells(rate_cells(design), problems, seeds=int(rate["seeds"]), n_iter=int(rate["n_iter"]),
+    return run_cells(rate_cells(design, section), problems, seeds=int(rate["seeds"]), n_iter=int(rate["n_iter"]),
                      n_checkpoints=int(rate["n_checkpoints"]),
                      window=(float(rate["window_from"]), int(rate["window_points"])), columns=RATE_COLUMNS,
                      n_jobs=n_jobs, progress=progress)
 
 
-def build_huber_problems(design):
-    """Every ``(instance, lam)`` of the huber section with ``f*`` the exact minimiser for the Huberised loss.
+def build_huber_problems(design, section="huber"):
+    """Every ``(instance, lam)`` of a Huberised-loss study's section (``"huber"``, ``"v2.huber_informative"``) with ``f*`` the exact minimiser for the Huberised loss.
 
     Returns
     -------
@@ -193,7 +208,7 @@ def build_huber_problems(design):
     """
     import dataclasses
 
-    spec = design["huber"]
+    spec = require(design, section)
     delta = float(spec["delta"])
     problems, rows = {}, []
     for name, instance in design["convergence"]["instances"].items():
@@ -213,15 +228,20 @@ def build_huber_problems(design):
     return problems, pd.DataFrame(rows)
 
 
-def run_huber(design, *, n_jobs, progress=None):
-    """Theorem 1 in its own setting: the huber section's cells (paper's schedule, batch 1), tidy records.
+def run_huber(design, *, n_jobs, progress=None, section="huber"):
+    """Theorem 1 in its own setting: a Huberised-loss section's cells (paper's schedule, batch 1), tidy records.
+
+    Parameters
+    ----------
+    section : str
+        Dotted path of the study's section (``"huber"``, ``"v2.huber_informative"``).
 
     Returns
     -------
     records, problems : pandas.DataFrame
     """
-    spec, conv = design["huber"], design["convergence"]
-    problems, table = build_huber_problems(design)
+    spec, conv = require(design, section), design["convergence"]
+    problems, table = build_huber_problems(design, section)
     cells = [{"instance": instance, "lam": float(lam), "theta_lam": float(c),
               "batch_size": int(conv["primary"]["batch_size"]), "n_components": int(conv["primary"]["n_components"]),
               "schedule": PAPER_SCHEDULE, "step_offset": float(conv["schedules"][PAPER_SCHEDULE]),
@@ -258,12 +278,19 @@ BASELINE_SWEEPS = {
 }
 
 
-def run_complexity(design, progress=None):
-    """Every complexity sweep of the design, as tidy records."""
+def run_complexity(design, progress=None, section="complexity"):
+    """Every complexity sweep of the design, as tidy records.
+
+    Parameters
+    ----------
+    section : str
+        Dotted path of the section whose ``repeats`` the sweeps run
+        (``"complexity"``, ``"v2.complexity"``: the complexity section's sizes and settings either way).
+    """
     comp = design["complexity"]
     records = []
     for name, sizes in comp["sizes"].items():
-        records += run_sweep(name, sizes, comp["settings"], repeats=int(comp["repeats"]),
+        records += run_sweep(name, sizes, comp["settings"], repeats=int(require(design, section)["repeats"]),
                              sweeps={**SWEEPS, **BASELINE_SWEEPS})
         if progress:
             progress(name)
