@@ -192,6 +192,38 @@ def test_offset_data_row_flips_with_a_peak_above_the_limit_and_its_text_follows_
     assert "the exact h 1 > h_delta" in row([1.0, 1.0], below).evidence
 
 
+def equivalence_cells(classes, slope=-1.0, se=0.02):
+    """Design v2's rate classes: cells inside the range, every one tested."""
+    n = len(classes)
+    return pd.DataFrame({
+        "instance": ["A"] * n, "lam": [2.0 ** -k for k in range(n)], "theta_lam": [1.5] * n, "in_domain": [True] * n,
+        "rate_class": list(classes), "n_fitted": [12] * n, "slope": [slope] * n, "se": [se] * n,
+        "low": [slope - 1.645 * se] * n, "high": [slope + 1.645 * se] * n, "measured_peak": [1.0] * n,
+        "final_ratio": [1e-3] * n, "p_equivalent": [0.01] * n, "p_slower": [0.9] * n, "p_faster": [0.9] * n,
+        "holm_slower": [1.0] * n, "holm_faster": [1.0] * n})
+
+
+def test_v2_rate_row_text_follows_its_cells(design):
+    row = lambda rates: rate.row_rate(rates, "settings", design["v2"]["rate"])  # noqa: E731
+    base = row(equivalence_cells(["consistent"] * 3))
+    assert base.verdict == v.HOLDS and "consistent 3" in base.evidence
+    slower = row(equivalence_cells(["consistent", "slower", "consistent"], slope=-0.5))
+    assert slower.verdict == v.FAILS and "Slower, smallest lambda" in slower.evidence
+    assert "Slower" not in base.evidence and slower.evidence != base.evidence
+    unsure = row(equivalence_cells(["consistent", "inconclusive", "consistent"]))
+    assert unsure.verdict == v.INCONCLUSIVE and "Inconclusive, smallest lambda" in unsure.evidence
+    transient = row(equivalence_cells(["transient"] * 2 + ["consistent"]).assign(final_ratio=[3.0, 0.5, 0.1]))
+    assert "1/2 cells still above it" in transient.evidence and "Transient" not in base.evidence
+
+
+def test_complexity_row_memory_clause_follows_the_growth(design):
+    flat = complexity_row(design)
+    grows = complexity_row(design, growth=tuple(x / 2**20 for x in (128.0, 120.0, 136.0)))
+    assert flat.verdict == v.HOLDS and "does not grow vs O(Dn), which does not grow with t: consistent" in flat.evidence
+    assert grows.verdict == v.FAILS and "grows as expected vs O(Dn)" in grows.evidence
+    assert "does not grow vs" not in grows.evidence
+
+
 def batch_summary(classes, slope=-1.0):
     """The convergence study's primary cells and a batch sub-grid whose cells have ``classes``."""
     n = len(classes)
@@ -204,8 +236,7 @@ def batch_summary(classes, slope=-1.0):
 
 def test_batch_rate_row_flips_with_a_slower_cell_and_not_with_a_slope_inside_its_class(design):
     def row(summary):
-        rates = rate_cells(["consistent"] * 3)
-        return rate.rows_rate(summary, rates, "settings", design["convergence"]["criteria"], design["rate"])[1]
+        return rate.row_batch(summary, design["convergence"]["criteria"])
 
     base = row(batch_summary(["consistent"] * 3))
     assert base.id == "6b" and base.verdict == v.HOLDS
@@ -214,14 +245,15 @@ def test_batch_rate_row_flips_with_a_slower_cell_and_not_with_a_slope_inside_its
     assert row(batch_summary(["consistent"] * 3, slope=-1.2)).verdict == v.HOLDS
 
 
-def complexity_row(design, tail_high=2.1, all_sizes=(1.5, 1.0, 2.5)):
+def complexity_row(design, tail_high=2.1, all_sizes=(1.5, 1.0, 2.5), growth=(0.0, -1e-6, 1e-6)):
     criteria = design["complexity"]["criteria"]
     claimed = {name: c for name, c in criteria["claimed"].items() if c is not None}
     exponents = {name: all_sizes for name in claimed}
     local = {name: [c, c] for name, c in claimed.items()}
     tail = {name: (c, c - 0.1, c + tail_high - 2.0) for name, c in claimed.items()}
-    return complexity.row_complexity(exponents, {**criteria, "claimed": claimed}, local, tail,
-                                     design["complexity"]["settings"])
+    v2 = design["v2"]["complexity"]
+    return complexity.row_complexity(exponents, {**v2["criteria"], "claimed": claimed}, local, tail,
+                                     {**design["complexity"]["settings"], "repeats": v2["repeats"]}, growth)
 
 
 def test_complexity_row_flips_with_the_tail_fit_and_not_with_the_all_sizes_fit(design):

@@ -15,7 +15,7 @@ with open(THEORY_DESIGN) as _handle:
 THEORY_OUT = config.get("theory", {}).get("out", "figures/theory")
 THEORY_INSTANCES = list(_THEORY["convergence"]["instances"])
 THEORY_FIGURES = [f"convergence_{name}" for name in THEORY_INSTANCES] + [
-    "slopes", "bounds", "huber", "rate", "transient", "lemma2_ratio", "thresholds", "complexity"]
+    "slopes", "bounds", "huber", "huber_informative", "rate", "transient", "lemma2_ratio", "thresholds", "complexity"]
 # The empirical rows read the benchmark tables the design names (declared inputs; none: not evaluated):
 # one table, or one per protocol (rows 8a-<name> .. 8f-<name>; each table's
 # screened_datasets.csv beside it feeds the signal screen), with the criteria of the configuration
@@ -25,8 +25,10 @@ THEORY_RESULTS_TABLES, _RESULTS_CONFIGURATIONS = empirical_inputs(_THEORY)
 THEORY_RESULTS_CONFIGURATIONS = [os.path.relpath(os.path.join(workflow.basedir, path))
                                  for path in _RESULTS_CONFIGURATIONS]
 THEORY_DATA = [f"{THEORY_OUT}/{name}.csv"
-               for name in ("convergence", "problems", "summary", "rate", "rate_summary", "huber", "huber_problems",
-                            "huber_summary", "offset_data", "offset_data_summary", "complexity", "datasets")]
+               for name in ("convergence", "problems", "summary", "rate", "rate_v2", "rate_summary", "huber", "huber_problems",
+                            "huber_summary", "huber_informative", "huber_informative_problems",
+                            "huber_informative_summary", "offset_data", "offset_data_summary", "complexity",
+                            "complexity_v2", "datasets")]
 # The offline mirror Table 2 is counted against: config["theory"]["mirror"] when given (a working tree
 # whose neighbour is not the mirror), else the design's, relative to the repository. A folder outside
 # the workflow's files: a parameter, not an input; absent, its datasets read "needs the mirror".
@@ -213,10 +215,13 @@ rule theory_ledger:
         convergence=f"{THEORY_OUT}/convergence.csv",
         problems=f"{THEORY_OUT}/problems.csv",
         rate=f"{THEORY_OUT}/rate.csv",
+        rate_v2=f"{THEORY_OUT}/rate_v2.csv",
         huber=f"{THEORY_OUT}/huber.csv",
         huber_problems=f"{THEORY_OUT}/huber_problems.csv",
+        huber_informative=f"{THEORY_OUT}/huber_informative.csv",
+        huber_informative_problems=f"{THEORY_OUT}/huber_informative_problems.csv",
         offset_data=f"{THEORY_OUT}/offset_data.csv",
-        complexity=f"{THEORY_OUT}/complexity.csv",
+        complexity_v2=f"{THEORY_OUT}/complexity_v2.csv",
         datasets=f"{THEORY_OUT}/datasets.csv",
         results_table=THEORY_RESULTS_TABLES,
         results_configuration=THEORY_RESULTS_CONFIGURATIONS,
@@ -226,6 +231,7 @@ rule theory_ledger:
         summary=f"{THEORY_OUT}/summary.csv",
         rate_summary=f"{THEORY_OUT}/rate_summary.csv",
         huber_summary=f"{THEORY_OUT}/huber_summary.csv",
+        huber_informative_summary=f"{THEORY_OUT}/huber_informative_summary.csv",
         offset_data_summary=f"{THEORY_OUT}/offset_data_summary.csv",
     log:
         "results/theory/logs/ledger.log",
@@ -241,8 +247,9 @@ rule theory_figures:
         convergence=f"{THEORY_OUT}/convergence.csv",
         summary=f"{THEORY_OUT}/summary.csv",
         huber_summary=f"{THEORY_OUT}/huber_summary.csv",
+        huber_informative_summary=f"{THEORY_OUT}/huber_informative_summary.csv",
         rate_summary=f"{THEORY_OUT}/rate_summary.csv",
-        complexity=f"{THEORY_OUT}/complexity.csv",
+        complexity_v2=f"{THEORY_OUT}/complexity_v2.csv",
     output:
         expand(f"{THEORY_OUT}/{{name}}.{{ext}}", name=THEORY_FIGURES, ext=["png", "pdf"]),
     log:

@@ -1,8 +1,7 @@
 """``python -m qs3study.claims --out DIR``: the ledger and its figures reassembled from the committed tidy data.
 
-Reads the design and the studies' tidy data (``convergence.csv``, ``problems.csv``,
-``rate.csv``, ``huber.csv``, ``huber_problems.csv``, ``offset_data.csv``, ``complexity.csv``,
-``datasets.csv`` of ``--data``, default ``figures/theory``) and writes into
+Reads the design and the studies' tidy data (:data:`TIDY` in ``--data``, default
+``figures/theory``) and writes into
 ``DIR`` the same files the theory run commits: the tidy data, the per-cell
 summary, the ledger (Markdown, CSV), every figure and a manifest whose
 ``stage`` says that only the assembly ran. No study is rerun: this takes seconds.
@@ -33,10 +32,14 @@ DATA = "figures/theory"
 _SETTING = ("instance", "lam", "theta_lam", "theta", "batch_size", "n_components", "schedule", "step_offset")
 _PROBLEM = ("instance", "lam", "n", "fstar_norm", "curvature", "M1", "M", "L", "initial_error", "initial_error_max")
 #: The studies' tidy data the assembly reads, and the columns each must hold.
+_SWEEP = ("sweep", "size_name", "size", "quantity", "repeat", "value")
 TIDY = {"convergence.csv": (*_SETTING, *RECORD_COLUMNS), "problems.csv": _PROBLEM,
-        "rate.csv": (*_SETTING, "seed", "t", *RATE_COLUMNS), "huber.csv": (*_SETTING, "huber_delta", *RECORD_COLUMNS),
-        "huber_problems.csv": (*_PROBLEM, "gradient_norm"), "offset_data.csv": (*_SETTING, *RECORD_COLUMNS),
-        "complexity.csv": ("sweep", "size_name", "size", "quantity", "repeat", "value"), "datasets.csv": FACT_COLUMNS}
+        "rate.csv": (*_SETTING, "seed", "t", *RATE_COLUMNS), "rate_v2.csv": (*_SETTING, "seed", "t", *RATE_COLUMNS),
+        "huber.csv": (*_SETTING, "huber_delta", *RECORD_COLUMNS), "huber_problems.csv": (*_PROBLEM, "gradient_norm"),
+        "huber_informative.csv": (*_SETTING, "huber_delta", *RECORD_COLUMNS),
+        "huber_informative_problems.csv": (*_PROBLEM, "gradient_norm"),
+        "offset_data.csv": (*_SETTING, *RECORD_COLUMNS), "complexity.csv": _SWEEP, "complexity_v2.csv": _SWEEP,
+        "datasets.csv": FACT_COLUMNS}
 STAGE = "assembly only: ledger, summary, figures from the committed tidy data (no study rerun)"
 
 
@@ -78,7 +81,7 @@ def reassemble(out, *, design=DESIGN, data=DATA, progress=None, allow_dirty=Fals
                 raise FileNotFoundError(f"data: missing tidy file {source!r} (expected {', '.join(TIDY)})")
             read_columns(source, columns)
         summaries = ("claims_ledger.md", "claims_ledger.csv", "summary.csv", "rate_summary.csv", "huber_summary.csv",
-                     "offset_data_summary.csv")
+                     "huber_informative_summary.csv", "offset_data_summary.csv")
         figures = [f"{name}.{ext}" for name in figure_names(spec) for ext in ("png", "pdf")]
         # A tidy file is copied as it is: one already holding those bytes (as in the study's own folder) is not foreign.
         copies = {name: Path(data, name).read_bytes() for name in TIDY}
@@ -89,6 +92,7 @@ def reassemble(out, *, design=DESIGN, data=DATA, progress=None, allow_dirty=Fals
             if os.path.abspath(source) != os.path.join(out, name):
                 shutil.copyfile(source, os.path.join(out, name))
         tidy = {name.removesuffix(".csv"): os.path.join(out, name) for name in TIDY}
+        complexity_v1 = tidy.pop("complexity")  # design v1's run: copied and hashed, read by no row
         tables, configurations = empirical_inputs(spec)
         say("ledger: deterministic checks and the studies' summaries")
         paths = {name: os.path.join(out, name) for name in summaries}
@@ -96,13 +100,15 @@ def reassemble(out, *, design=DESIGN, data=DATA, progress=None, allow_dirty=Fals
                         results_configurations=configurations, md=paths["claims_ledger.md"],
                         csv=paths["claims_ledger.csv"], summary=paths["summary.csv"],
                         rate_summary=paths["rate_summary.csv"], huber_summary=paths["huber_summary.csv"],
+                        huber_informative_summary=paths["huber_informative_summary.csv"],
                         offset_data_summary=paths["offset_data_summary.csv"])
         say("figures")
         stems = {name: os.path.join(out, name) for name in figure_names(spec)}
         draw_figures(design=design, convergence=tidy["convergence"], summary=paths["summary.csv"],
-                     huber_summary=paths["huber_summary.csv"], rate_summary=paths["rate_summary.csv"],
-                     complexity=tidy["complexity"], stems=stems)
-        written = [*tidy.values(), *paths.values(),
+                     huber_summary=paths["huber_summary.csv"],
+                     huber_informative_summary=paths["huber_informative_summary.csv"],
+                     rate_summary=paths["rate_summary.csv"], complexity_v2=tidy["complexity_v2"], stems=stems)
+        written = [*tidy.values(), complexity_v1, *paths.values(),
                    *(f"{stem}.{ext}" for stem in stems.values() for ext in ("png", "pdf"))]
         shown = [os.path.relpath(p, ROOT) if Path(p).is_relative_to(ROOT) else p for p in written]
         command = f"python -m qs3study.claims --out {os.path.relpath(out, ROOT) if Path(out).is_relative_to(ROOT) else out}"

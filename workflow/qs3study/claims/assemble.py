@@ -11,16 +11,17 @@ import yaml
 from qs3orao.schedule import contracting_offset
 from qs3study.theory import checks
 from qs3study.theory.dataset_facts import read_dataset_facts
-from qs3study.theory.complexity import fit_exponent, local_exponents, tail_exponent
+from qs3study.theory.complexity import fit_exponent, linear_growth, local_exponents, tail_exponent
 
 from qs3study.files import write_frame
 from qs3study.stages.tables import read_results
 from . import plots
 from .empirical import PROTOCOL_NAMES, ProtocolClaims, empirical_claims
-from .rate import rate_classes
+from .rate import rate_classes, rate_equivalence_classes
 from .design import design_sha256, load_design
 from .ledger import history_markdown, write_ledger
 from .rows import build_claims
+from .rows.complexity import MEMORY_VS_T
 from .studies import offset_data_bounds
 from .summary import summarise
 
@@ -178,48 +179,65 @@ def read_complexity(spec, path):
     return records
 
 
-def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problems, offset_data, complexity, datasets,
-                    results_tables, results_configurations, md, csv, summary, rate_summary, huber_summary,
+def informative_records(spec, path):
+    """Design v2's Huberised-loss records at the checkpoints where its bounds are read (``t >= check_from``)."""
+    records = pd.read_csv(path)
+    return records[records["t"] >= spec["v2"]["huber_informative"]["check_from"]]
+
+
+def assemble_ledger(*, design, convergence, problems, rate, rate_v2, huber, huber_problems, huber_informative,
+                    huber_informative_problems, offset_data, complexity_v2, datasets, results_tables,
+                    results_configurations, md, csv, summary, rate_summary, huber_summary, huber_informative_summary,
                     offset_data_summary):
     """Write the ledger (Markdown, CSV) and the per-cell summaries from the studies' tidy data.
 
     Parameters
     ----------
-    design, convergence, problems, rate, huber, huber_problems, offset_data, complexity, datasets : str
-        Paths of the design file and the studies' tidy data (``datasets``: the dataset facts the
-        theory run counted, :func:`qs3study.theory.dataset_facts.dataset_facts`; the mirror itself
-        is never read here); ``design`` is written into the ledger's header as given.
+    design, convergence, problems, rate, rate_v2, huber, huber_problems, huber_informative, huber_informative_problems,
+    offset_data, complexity_v2, datasets : str
+        Paths of the design file and the studies' tidy data (``*_v2`` and ``huber_informative*``: design
+        v2's runs, which the rows it redefines read; ``rate``: the v1 rate study, checked to parse and
+        kept as the record of that design; ``datasets``: the dataset facts the theory run counted,
+        :func:`qs3study.theory.dataset_facts.dataset_facts`; the mirror itself is never read here);
+        ``design`` is written into the ledger's header as given.
     results_tables, results_configurations : list of str
         The benchmark tables of the empirical rows and the configuration files holding
         their criteria (:func:`empirical_inputs`; empty: the rows are not evaluated).
-    md, csv, summary, rate_summary, huber_summary, offset_data_summary : str
-        Output paths.
+    md, csv, summary, rate_summary, huber_summary, huber_informative_summary, offset_data_summary : str
+        Output paths (``rate_summary``: design v2's rate study).
 
     Raises
     ------
     ValueError
-        When the offsets in ``offset_data`` are not those the design's ``offset_data`` section gives.
+        When the offsets in ``offset_data`` are not those the design's ``offset_data`` section gives, or
+        the complexity records are not the run of the design's sweeps.
     """
     spec = load_design(design)
     problem_table = pd.read_csv(problems)
     cells = summarise(pd.read_csv(convergence), problem_table, spec["convergence"]["criteria"])
     write_frame(summary, cells, index=False, float_format="%.6g")
-    rates = rate_classes(pd.read_csv(rate), problem_table, spec["rate"]["criteria"])
+    pd.read_csv(rate)
+    rates = rate_equivalence_classes(pd.read_csv(rate_v2), problem_table, spec["v2"]["rate"]["criteria"])
     write_frame(rate_summary, rates, index=False, float_format="%.6g")
     huber_records, huber_table = pd.read_csv(huber), pd.read_csv(huber_problems)
-    huber_cells = summarise(huber_records, huber_table, spec["convergence"]["criteria"])
-    write_frame(huber_summary, huber_cells, index=False, float_format="%.6g")
+    write_frame(huber_summary, summarise(huber_records, huber_table, spec["convergence"]["criteria"]), index=False,
+                float_format="%.6g")
     huber_rates = rate_classes(huber_records, huber_table, spec["rate"]["criteria"])
+    informative = summarise(informative_records(spec, huber_informative), pd.read_csv(huber_informative_problems),
+                            spec["convergence"]["criteria"])
+    write_frame(huber_informative_summary, informative, index=False, float_format="%.6g")
     offset_cells, bounds = _offset_data(spec, offset_data, problem_table)
     write_frame(offset_data_summary, offset_cells, index=False, float_format="%.6g")
     empirical, reason = _empirical(spec, results_tables, results_configurations)
-    sweeps = read_complexity(spec, complexity)
-    criteria = spec["complexity"]["criteria"]
+    sweeps = read_complexity(spec, complexity_v2)
+    criteria = spec["v2"]["complexity"]["criteria"]
+    memory = sweeps[sweeps["sweep"] == MEMORY_VS_T]
     claims = build_claims(
         checks=run_checks(spec, float(problem_table["M1"].max())), summary=cells, rates=rates,
-        huber_summary=huber_cells, huber_rates=huber_rates, design=spec,
+        huber_informative_summary=informative, huber_rates=huber_rates, design=spec,
         exponents=exponents_of(sweeps, criteria["confidence"]), local_exponents=local_exponents_of(sweeps),
         tail_exponents=tail_exponents_of(sweeps, tail=criteria["tail"], confidence=criteria["confidence"]),
+        memory_growth=linear_growth(memory["size"], memory["value"], confidence=criteria["confidence"]),
         empirical=empirical, empirical_reason=reason, offset_data_summary=offset_cells, offset_data_bounds=bounds,
         dataset_facts=read_dataset_facts(datasets))
     write_ledger(claims, md, csv, header=HEADER.format(design=design, sha=design_sha256(design)),
@@ -229,16 +247,18 @@ def assemble_ledger(*, design, convergence, problems, rate, huber, huber_problem
 def figure_names(design):
     """Stems of the ledger's figures (each written as ``.png`` and ``.pdf``)."""
     return [f"convergence_{name}" for name in design["convergence"]["instances"]] + [
-        "slopes", "bounds", "huber", "rate", "transient", "lemma2_ratio", "thresholds", "complexity"]
+        "slopes", "bounds", "huber", "huber_informative", "rate", "transient", "lemma2_ratio", "thresholds", "complexity"]
 
 
-def draw_figures(*, design, convergence, summary, huber_summary, rate_summary, complexity, stems):
+def draw_figures(*, design, convergence, summary, huber_summary, huber_informative_summary, rate_summary, complexity_v2,
+                 stems):
     """Draw every figure of the ledger.
 
     Parameters
     ----------
-    design, convergence, summary, huber_summary, rate_summary, complexity : str
-        Paths of the design, the tidy data and the per-cell summaries.
+    design, convergence, summary, huber_summary, huber_informative_summary, rate_summary, complexity_v2 : str
+        Paths of the design, the tidy data and the per-cell summaries (design v2's rate summary and
+        complexity run).
     stems : dict
         Figure name (:func:`figure_names`) to its output path without extension.
     """
@@ -246,13 +266,15 @@ def draw_figures(*, design, convergence, summary, huber_summary, rate_summary, c
     criteria = design["convergence"]["criteria"]
     records = pd.read_csv(convergence)
     summary = pd.read_csv(summary)
-    complexity = read_complexity(design, complexity)
+    complexity = read_complexity(design, complexity_v2)
     for instance in design["convergence"]["instances"]:
         plots.save(plots.convergence_figure(records, instance, criteria), stems[f"convergence_{instance}"])
     plots.save(plots.slopes_figure(summary, criteria), stems["slopes"])
     plots.save(plots.bounds_figure(summary), stems["bounds"])
     plots.save(plots.huber_figure(pd.read_csv(huber_summary), design["huber"]["delta"]), stems["huber"])
-    plots.save(plots.rate_figure(pd.read_csv(rate_summary), design["rate"]["criteria"]), stems["rate"])
+    plots.save(plots.huber_figure(pd.read_csv(huber_informative_summary), design["v2"]["huber_informative"]["delta"]),
+               stems["huber_informative"])
+    plots.save(plots.rate_figure(pd.read_csv(rate_summary), design["v2"]["rate"]), stems["rate"])
     plots.save(plots.transient_figure(summary, criteria), stems["transient"])
     products = np.unique(np.r_[np.geomspace(0.2, 40, 60), np.arange(1, 41)])
     plots.save(plots.lemma2_figure(products, np.unique(np.geomspace(1, 1e4, 80).round())), stems["lemma2_ratio"])
@@ -261,6 +283,8 @@ def draw_figures(*, design, convergence, summary, huber_summary, rate_summary, c
                 ("squared hinge: not unique", *checks.PINNED_SQUARED_HINGE_NOT_UNIQUE),
                 ("logistic: unique, ordered", *checks.PINNED_HINGE_NOT_STRICT[:3], "logistic")]
     plots.save(plots.thresholds_figure(examples), stems["thresholds"])
-    criteria = design["complexity"]["criteria"]
+    criteria = design["v2"]["complexity"]["criteria"]
     tail = tail_exponents_of(complexity, tail=criteria["tail"], confidence=criteria["confidence"])
-    plots.save(plots.complexity_figure(complexity, tail, sizes=criteria["tail"]), stems["complexity"])
+    memory = complexity[complexity["sweep"] == MEMORY_VS_T]
+    growth = linear_growth(memory["size"], memory["value"], confidence=criteria["confidence"])
+    plots.save(plots.complexity_figure(complexity, tail, sizes=criteria["tail"], growth=growth), stems["complexity"])

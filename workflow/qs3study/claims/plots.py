@@ -8,7 +8,7 @@ from qs3study.files import save_figure
 from qs3study.theory.coefficients import in_lemma2_domain, lemma2_grid
 from qs3orao.thresholds import threshold_loss
 
-from .rows.rate import rate_half_width
+from .rows.complexity import MEMORY_VS_T
 from .rows.text import class_counts
 from .studies import PAPER_SCHEDULE
 from .summary import bootstrap_mean_interval
@@ -177,16 +177,16 @@ def huber_figure(summary, delta):
     return fig
 
 
-def rate_figure(rates, criteria):
-    """The rate study's slopes with their intervals per cell, coloured by class, with the criterion's lines."""
+def rate_figure(rates, spec):
+    """Design v2's rate study: each cell's slope with its TOST interval, coloured by class, and the margin."""
     plt = _pyplot()
+    criteria = spec["criteria"]
     instances = sorted(rates["instance"].unique())
     fig, axes = plt.subplots(1, len(instances), figsize=(6.5 * len(instances), 4.2), squeeze=False, sharey=True)
     classes = sorted(rates["rate_class"].unique())
     colours = {name: plt.get_cmap("tab10")(k) for k, name in enumerate(classes)}
     products = sorted(rates["theta_lam"].unique())
-    bound = criteria["rate_target"] + criteria["rate_tolerance"]
-    half_width, _ = rate_half_width(rates, criteria)
+    target, margin = criteria["rate_target"], criteria["margin"]
     for ax, instance in zip(axes.ravel(), instances):
         cells = rates[rates["instance"] == instance]
         for k, c in enumerate(products):
@@ -197,21 +197,17 @@ def rate_figure(rates, criteria):
                 ax.errorbar(r["lam"] * shift, r["slope"], yerr=np.vstack([r["slope"] - r["low"], r["high"] - r["slope"]]),
                             fmt="o" if in_lemma2_domain(c) else "x", ms=4, capsize=2, color=colours[name],
                             label=name if k == 0 and instance == instances[0] else None)
-        ax.axhline(criteria["rate_target"], color="k", lw=0.8, label="slope -1" if instance == instances[0] else None)
-        ax.axhline(bound, color="k", lw=0.8, ls="--", label="criterion" if instance == instances[0] else None)
-        if np.isfinite(half_width):
-            ax.axhspan(bound - half_width, bound + half_width, color="0.85", zorder=0,
-                       label="criterion +- expected half-width" if instance == instances[0] else None)
+        ax.axhline(target, color="k", lw=0.8, label="slope -1" if instance == instances[0] else None)
+        ax.axhspan(target - margin, target + margin, color="0.85", zorder=0,
+                   label=f"equivalence margin -1 +- {margin:g}" if instance == instances[0] else None)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("lambda")
         ax.set_ylabel("fitted slope of log mean error vs log t")
         ax.set_title(f"instance {instance} (x: theta*lambda outside the stated range)", fontsize=9)
     axes.ravel()[0].legend(fontsize=7)
     inside = rates[rates["in_domain"]]
-    reach = (f"expected half-width {half_width:.3g}: consistent below {bound - half_width:.3g}"
-             if np.isfinite(half_width) else "no tested cell")
-    fig.suptitle(f"Rate study, {len(inside)} cells in the stated range: {class_counts(inside['rate_class'])}; "
-                 f"{reach}", fontsize=9)
+    fig.suptitle(f"Rate study (design v2), {len(inside)} cells in the stated range: "
+                 f"{class_counts(inside['rate_class'])}; bars: the 1 - 2 alpha interval the TOST reads", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -295,11 +291,12 @@ _QUANTITY_LABELS = {"cpu_seconds": "CPU seconds", "seconds": "seconds", "peak_mb
                     "operations": "operations counted"}
 
 
-def complexity_figure(records, exponents, *, sizes):
-    """Measured cost against size (log-log), one panel per sweep, with every repeat and row 7's exponent.
+def complexity_figure(records, exponents, *, sizes, growth):
+    """Measured cost against size (log-log), one panel per sweep, with every repeat and what row 7 reads.
 
     ``exponents`` maps each sweep to ``(slope, low, high)`` fitted at its ``sizes`` largest sizes (the fit
-    row 7's verdict reads).
+    row 7's verdict reads); ``growth`` is the engine's memory against t as a linear slope and interval
+    (MiB per iteration), which row 7 reads for that sweep instead of an exponent.
     """
     plt = _pyplot()
     from matplotlib.ticker import LogLocator, NullFormatter
@@ -313,8 +310,12 @@ def complexity_figure(records, exponents, *, sizes):
         ax.loglog(group["size"], group["value"], "o", ms=3, color="0.5", label="repeats")
         medians = group.groupby("size")["value"].median()
         ax.loglog(medians.index, medians.to_numpy(), "-", color="C0", label="median")
-        slope, low, high = exponents[name]
-        ax.set_title(f"{name}\np = {slope:.2f} [{low:.2f}, {high:.2f}] (largest {sizes} sizes)", fontsize=8)
+        if name == MEMORY_VS_T:
+            slope, low, high = (x * 2**20 for x in growth)
+            ax.set_title(f"{name}\n{slope:.4g} bytes per iteration [{low:.4g}, {high:.4g}] (linear)", fontsize=8)
+        else:
+            slope, low, high = exponents[name]
+            ax.set_title(f"{name}\np = {slope:.2f} [{low:.2f}, {high:.2f}] (largest {sizes} sizes)", fontsize=8)
         ax.set_xlabel(f"size {group['size_name'].iloc[0]}")
         ax.set_ylabel(_QUANTITY_LABELS[group["quantity"].iloc[0]])
         ax.xaxis.set_major_locator(LogLocator(base=10, numticks=4))

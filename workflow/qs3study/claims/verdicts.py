@@ -15,7 +15,7 @@ from scipy import stats
 __all__ = [
     "VERDICTS", "HOLDS", "UNINFORMATIVE", "CONDITIONAL", "FAILS", "PREMISE_FAILS", "INCONCLUSIVE", "NOT_CHECKABLE", "NOT_EVALUATED",
     "counterexample_verdict", "identity_verdict", "difference_verdict", "witness_verdict",
-    "rate_class", "bound_class", "domain_verdict", "premise_verdict", "exponent_class", "upper_bound_class", "complexity_verdict",
+    "rate_class", "bound_class", "domain_verdict", "premise_verdict", "exponent_class", "upper_bound_class", "growth_class", "complexity_verdict",
     "transient_verdict", "offset_verdict", "dependent_proof_verdict", "facts_verdict", "data_facts_verdict", "not_checkable",
     "not_evaluated", "powered",
 ]
@@ -213,6 +213,24 @@ def upper_bound_class(low, high, local, *, claimed, tolerance, dominance):
         return "inconsistent"
     if high <= claimed + tolerance:
         return "consistent"
+    return "inconclusive"
+
+
+def growth_class(low, high, *, expected, tolerance, negligible):
+    """A linear growth rate's interval ``[low, high]`` against an expected rate.
+
+    Returns
+    -------
+    {"grows as expected", "does not grow", "inconclusive"}
+        "grows as expected" when the interval lies inside ``expected * (1 +- tolerance)``;
+        "does not grow" when its upper end is below ``negligible * expected``.
+    """
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "inconclusive"
+    if expected * (1.0 - tolerance) <= low and high <= expected * (1.0 + tolerance):
+        return "grows as expected"
+    if high < negligible * expected:
+        return "does not grow"
     return "inconclusive"
 
 

@@ -40,7 +40,7 @@ from qs3orao.engine import train
 from qs3orao.exact import exact_solution
 from qs3orao.validation import check_positive
 
-__all__ = ["SWEEPS", "make_data", "run_sweep", "fit_exponent", "local_exponents", "tail_exponent"]
+__all__ = ["SWEEPS", "make_data", "run_sweep", "fit_exponent", "local_exponents", "tail_exponent", "linear_growth"]
 
 def make_data(n, o):
     """``n`` uniform rows with ``o["n_features"]`` features and ``o["n_classes"]`` classes, half unlabeled."""
@@ -239,4 +239,26 @@ def tail_exponent(sizes, values, *, tail, confidence):
     residuals = y - y.mean() - slope * centred
     stderr = np.sqrt(residuals @ residuals / (keep.sum() - 2) / (centred @ centred))
     half = float(stats.t.ppf(0.5 + confidence / 2.0, keep.sum() - 2) * stderr)
+    return slope, slope - half, slope + half
+
+
+def linear_growth(sizes, values, *, confidence):
+    """Least-squares slope of ``value ~ a + b size`` over every record, with its confidence interval.
+
+    A cost that is a constant plus a term linear in the size (the engine's memory: the data
+    plus ``t D`` coefficients) has no single log-log exponent; its growth per unit of size is ``b``.
+
+    Returns
+    -------
+    slope, low, high : float
+        NaN for fewer than three records.
+    """
+    sizes, values = np.asarray(sizes, dtype=np.float64), np.asarray(values, dtype=np.float64)
+    if sizes.size < 3:
+        return float("nan"), float("nan"), float("nan")
+    centred = sizes - sizes.mean()
+    slope = float(centred @ (values - values.mean()) / (centred @ centred))
+    residuals = values - values.mean() - slope * centred
+    stderr = np.sqrt(residuals @ residuals / (sizes.size - 2) / (centred @ centred))
+    half = float(stats.t.ppf(0.5 + confidence / 2.0, sizes.size - 2) * stderr)
     return slope, slope - half, slope + half

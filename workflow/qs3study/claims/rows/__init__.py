@@ -36,16 +36,21 @@ class Inputs:
     checks : dict
         Outputs of :mod:`qs3study.theory.checks`, keyed ``claim1..claim4``, ``algorithm1``,
         ``appendix_thresholds``, ``assumption3``, ``table1_space``.
-    summary, huber_summary, offset_data_summary : pandas.DataFrame
-        :func:`qs3study.claims.summary.summarise` of the convergence, Huberised-loss and
-        offset_data studies.
-    rates, huber_rates : pandas.DataFrame
-        :func:`qs3study.claims.rate.rate_classes` of the rate and Huberised-loss studies.
+    summary, offset_data_summary : pandas.DataFrame
+        :func:`qs3study.claims.summary.summarise` of the convergence and offset_data studies.
+    huber_informative_summary : pandas.DataFrame
+        The same of design v2's Huberised-loss study, on its checkpoints ``t >= check_from``.
+    rates : pandas.DataFrame
+        :func:`qs3study.claims.rate.rate_equivalence_classes` of design v2's rate study.
+    huber_rates : pandas.DataFrame
+        :func:`qs3study.claims.rate.rate_classes` of the (v1) Huberised-loss study.
     offset_data_bounds : dict
         The offset_data study's curvature bound per instance.
     exponents, local_exponents, tail_exponents : dict
-        Per complexity sweep: the exponent fitted over every size, those between
-        consecutive sizes, and the one fitted at the largest sizes.
+        Per sweep of design v2's complexity run: the exponent fitted over every size, those
+        between consecutive sizes, and the one fitted at the largest sizes.
+    memory_growth : tuple of float
+        The engine's peak memory against t in that run: linear slope (MiB per iteration) and interval.
     empirical : dict or None
         The empirical claims (:mod:`qs3study.claims.empirical`), per protocol or of one table.
     empirical_reason : str
@@ -59,13 +64,14 @@ class Inputs:
     checks: dict
     summary: object
     rates: object
-    huber_summary: object
+    huber_informative_summary: object
     huber_rates: object
     offset_data_summary: object
     offset_data_bounds: dict
     exponents: dict
     local_exponents: dict
     tail_exponents: dict
+    memory_growth: tuple
     empirical: object
     empirical_reason: str
     dataset_facts: object
