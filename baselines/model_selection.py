@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 from qs3orao import DivergenceError
 from qs3orao.validation import UNLABELED, check_features, check_labels, check_memory_budget, ordinal_classes, plain
@@ -105,7 +105,7 @@ class ScoreMemo:
     reuses that fold's AUCs instead of being fitted again.  A candidate is its
     parameter dict as fitted, ``fixed_params`` and the fixed ``classes``
     included.  The memo is bound to the first call's method, rows, labels and
-    folds (``n_folds``, ``random_state``) and refuses any other.
+    folds (``n_folds``, ``random_state``, ``groups``) and refuses any other.
 
     Scores are kept per fold, so a candidate that :class:`Halving` stopped
     early in an earlier call reuses the folds it was scored on and is fitted on
@@ -121,8 +121,9 @@ class ScoreMemo:
         self._problem = None
         self._scores = {}
 
-    def _bind(self, name, X, y, n_folds, random_state):
-        problem = (name, n_folds, random_state, X.shape, _digest(X), _digest(y))
+    def _bind(self, name, X, y, n_folds, random_state, groups):
+        problem = (name, n_folds, random_state, X.shape, _digest(X), _digest(y),
+                   None if groups is None else _digest(groups))
         if self._problem is None:
             self._problem = problem
         elif problem != self._problem:
@@ -143,11 +144,12 @@ def _digest(array):
 
 
 def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, fixed_params=None, use_path=True,
-                          halving=None, progress=None, memo=None):
+                          halving=None, progress=None, memo=None, groups=None):
     """Staged cross-validated search of the paper's hyperparameters for method ``name``.
 
-    Folds are stratified over the labeled rows; every unlabeled row stays in
-    every training set and held-out rows are left out of training entirely.
+    Folds are stratified over the labeled rows (and keep every group in one
+    fold when ``groups`` are given); every unlabeled row stays in every
+    training set and held-out rows are left out of training entirely.
     The score is the ordinal AUC (mean split-wise AUC) on the held-out rows.
 
     The exact methods' kernel work (M-SAMULT's kernel matrix, M-PNU-AUC's
@@ -207,6 +209,10 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
         fitting again, and filled with this search's; the table then has
         ``fitted_folds``.  Default None: every candidate fitted, the table as
         without a memo.
+    groups : array-like of shape (n_samples,), optional
+        A group per row (a subject): the folds are scikit-learn's
+        ``StratifiedGroupKFold`` over the labeled rows' groups, so no group is
+        both fitted and held out. Default None: ``StratifiedKFold`` over the rows.
 
     Returns
     -------
@@ -219,7 +225,8 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
     qs3orao.DivergenceError
         When a candidate's fit diverges (as its own fit would raise it).
     ValueError
-        If ``memo`` holds scores of another method, rows, labels or folds.
+        If ``memo`` holds scores of another method, rows, labels or folds; if
+        ``groups`` has not one value per row, or the labeled rows hold fewer groups than ``n_folds``.
     TypeError
         If ``memo`` is not a :class:`ScoreMemo`, or a value of ``fixed_params``
         cannot key a candidate (not a scalar or an array).
@@ -236,14 +243,25 @@ def cross_validate_params(name, X, y, grid=None, *, n_folds=5, random_state=0, f
     classes = ordinal_classes(y)
     labeled = np.flatnonzero(y != UNLABELED)
     unlabeled = np.flatnonzero(y == UNLABELED)
-    folds = list(StratifiedKFold(n_folds, shuffle=True, random_state=random_state).split(labeled, y[labeled]))
+    if groups is None:
+        folds = StratifiedKFold(n_folds, shuffle=True, random_state=random_state).split(labeled, y[labeled])
+    else:
+        groups = np.asarray(groups)
+        if groups.shape != y.shape:
+            raise ValueError(f"groups must have one value per row ({y.size}), got shape {groups.shape}")
+        n_groups = np.unique(groups[labeled]).size
+        if n_groups < n_folds:
+            raise ValueError(f"the labeled rows hold {n_groups} groups, fewer than n_folds={n_folds}: "
+                             "grouped folds need a group per fold at least")
+        folds = StratifiedGroupKFold(n_folds, shuffle=True, random_state=random_state).split(
+            labeled, y[labeled], groups[labeled])
     fixed = dict(fixed_params or {})
     if "classes" in make_method(name).get_params():  # a fold may miss a level; its model still knows them all
         fixed["classes"] = classes
     folds = [(np.concatenate([labeled[train], unlabeled]), labeled[test]) for train, test in folds]
     record_fits = memo is not None
     if record_fits:  # a memo of this search alone needs no check that it is this search's
-        memo._bind(name, X, y, n_folds, random_state)
+        memo._bind(name, X, y, n_folds, random_state, groups)
     else:
         memo = ScoreMemo()
     search = _Search(name, X, y, folds, classes, fixed, use_path, halving, progress, memo, record_fits)

@@ -215,3 +215,56 @@ def test_a_fixed_parameter_that_cannot_key_a_candidate_is_named_without_numpy_re
         cross_validate_params("m-samult", X, y, n_folds=2,
                               fixed_params={"gamma": np.float64(0.5), "memory_budget": {"mb": np.int64(4)}})
     assert "memory_budget" in str(error.value) and "np." not in str(error.value)
+
+
+def grouped_problem(n_groups=12, per_group=10, seed=0):
+    """Rows of ``n_groups`` groups, column 0 the group; labels mostly the group's; half the rows unlabeled."""
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.arange(n_groups), per_group)
+    X = np.column_stack([groups, rng.random(groups.size)]).astype(float)
+    y = (groups % 3 + (rng.random(groups.size) < 0.2)) % 3
+    y[rng.random(groups.size) < 0.5] = -1
+    return X, y, groups
+
+
+def test_grouped_folds_never_fit_and_hold_out_one_group(monkeypatch):
+    X, y, groups = grouped_problem()
+    fitted, held = [], []
+    real = model_selection.make_method
+
+    def make(name, **params):  # column 0 of every row a fit or a prediction sees is its group
+        estimator = real(name, **params)
+        fit, decide = estimator.fit, estimator.decision_function
+        estimator.fit = lambda X, y: fitted.append(set(X[y != -1, 0])) or fit(X, y)
+        estimator.decision_function = lambda X: held.append(set(X[:, 0])) or decide(X)
+        return estimator
+
+    monkeypatch.setattr(model_selection, "make_method", make)
+    grid = TuningGrid({"gamma": (1.0,), "lam": (1.0,)}, "tradeoff", (0.5,), 0.5, per_split=False)
+    cross_validate_params("qs3orao", X, y, grid, n_folds=3, fixed_params=QS3_FIXED, groups=groups)
+    assert len(fitted) == len(held) == 3
+    assert all(not fit & out for fit, out in zip(fitted, held))
+    assert set.union(*held) == set(groups[y != -1])
+    # the same search without groups fits and holds out rows of one group in some fold
+    fitted.clear(), held.clear()
+    cross_validate_params("qs3orao", X, y, grid, n_folds=3, fixed_params=QS3_FIXED)
+    assert any(fit & out for fit, out in zip(fitted, held))
+
+
+def test_grouped_folds_need_a_group_per_fold_and_a_group_per_row():
+    X, y, groups = grouped_problem(n_groups=4)
+    grid = TuningGrid({"gamma": (1.0,), "lam": (1.0,)}, "tradeoff", (0.5,), 0.5, per_split=False)
+    with pytest.raises(ValueError, match="the labeled rows hold 4 groups, fewer than n_folds=5"):
+        cross_validate_params("qs3orao", X, y, grid, n_folds=5, fixed_params=QS3_FIXED, groups=groups)
+    with pytest.raises(ValueError, match=r"groups must have one value per row \(40\), got shape \(39,\)"):
+        cross_validate_params("qs3orao", X, y, grid, n_folds=2, fixed_params=QS3_FIXED, groups=groups[1:])
+
+
+def test_a_memo_refuses_the_same_search_over_other_groups():
+    X, y, groups = grouped_problem()
+    grid = TuningGrid({"gamma": (1.0,), "lam": (1.0,)}, "tradeoff", (0.5,), 0.5, per_split=False)
+    memo = ScoreMemo()
+    cross_validate_params("qs3orao", X, y, grid, n_folds=3, fixed_params=QS3_FIXED, memo=memo, groups=groups)
+    for other in (None, groups // 2):
+        with pytest.raises(ValueError, match="another search problem"):
+            cross_validate_params("qs3orao", X, y, grid, n_folds=3, fixed_params=QS3_FIXED, memo=memo, groups=other)

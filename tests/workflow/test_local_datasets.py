@@ -73,7 +73,7 @@ def test_a_sweep_size_over_the_rows_loaded_is_recorded_beyond_pool(tmp_path, hou
     snakemake(workdir, "--configfile", write_config(tmp_path, config), "--keep-going")
     table = tables.read_results(workdir / "results" / "tables" / "results.csv").set_index("size")
     assert table.loc["1000", "status"] == "beyond_pool"
-    assert "300 loaded rows leave 200" in table.loc["1000", "reason"]
+    assert "n_unlabeled=1000 rows requested, but the 300 rows leave 200" in table.loc["1000", "reason"]
     assert (table.drop(index="1000")["status"] == "ok").all()
     assert table.loc["all", "n_unlabeled"] == 200
 

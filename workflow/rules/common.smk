@@ -136,8 +136,8 @@ def design():
     Sweep sizes larger than a dataset's documented unlabeled pool are left out
     (the dataset's ``all`` point covers its end of the curve); a size the
     documented pool holds but the rows actually loaded do not (a partial file
-    in a mirror, a local file, deduplicated rows) is recorded ``beyond_pool``
-    by its training job.
+    in a mirror, a local file, deduplicated rows), or a group split's unlabeled
+    side does not, is recorded ``beyond_pool`` by its training job.
     """
     points = {}
     for dataset in SELECTED:

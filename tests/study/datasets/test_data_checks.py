@@ -61,8 +61,13 @@ def test_group_column_is_caught_and_the_group_split_keeps_groups_apart():
     grouped = semisupervised_split(y, n_labeled=300, seed=0, groups=subject)
     labeled = set(subject[grouped.train_idx[grouped.labeled_mask]])
     unlabeled = set(subject[grouped.train_idx[~grouped.labeled_mask]])
-    assert grouped.n_labeled == 300 and labeled and unlabeled and not labeled & unlabeled
-    assert len(unlabeled) >= 30
+    assert grouped.n_labeled == 300 and not labeled & unlabeled
+    assert len(labeled) == len(unlabeled) == 20  # 300 rows from each of the labeled side's 20 subjects
+
+
+def test_parkinsons_entry_splits_by_its_subject_column():
+    spec = DATASETS["uci_parkinsons"]
+    assert spec.group_column == 0 and "subject ID" in spec.notes and "not a feature" in spec.notes
 
 
 def test_grouped_split_is_unchanged_without_groups():
@@ -121,9 +126,25 @@ def test_group_check_reads_a_plain_split_while_the_group_column_splits_the_run()
     grouped = replace(DATASETS["uci_parkinsons"], group_column=0)
     table = data_checks("subjects", grouped, X, y, (X, y.astype(float)), SETTINGS, n_labeled=200, base_seed=0)
     row = table.set_index("check").loc["group_lookup"]
-    assert row.tripped and row.value > 0.9 and row.action == "split by group (group_column 0)"
+    assert row.tripped and row.value > 0.9
+    assert row.action.startswith("split by group (group_column 0, not a feature): 0 of trial 0's ")
+    assert row.action.endswith(" unlabeled rows share a group with a labeled row")
     assert refusal(table) is None
     # without a declared group column the same finding is not answered
     table = data_checks("subjects", replace(grouped, group_column=None), X, y, (X, y.astype(float)), SETTINGS,
                         n_labeled=200, base_seed=0)
     assert table.set_index("check").loc["group_lookup"].action == "refused" and refusal(table) is not None
+
+
+def test_the_references_of_a_grouped_dataset_do_not_read_its_group_column(monkeypatch):
+    from qs3study.stages import data_checks as module
+
+    rng = np.random.default_rng(8)
+    subject = np.repeat(np.arange(40), 50)
+    y = _bins(rng.normal(size=40)[subject] + 0.1 * rng.normal(size=subject.size))
+    X = np.column_stack([rng.random(subject.size), subject, rng.random(subject.size)])
+    seen = []
+    monkeypatch.setattr(module, "nearest_neighbour_auc", lambda X, y, labeled: seen.append(X) or 0.5)
+    data_checks("subjects", replace(DATASETS["uci_parkinsons"], group_column=1), X, y, None, SETTINGS,
+                n_labeled=200, base_seed=0)
+    assert seen[0].shape[1] == 2 and not np.isin(seen[0], subject[subject > 0]).any()

@@ -8,7 +8,7 @@ import pytest
 from baselines.registry import get_method, make_method
 from qs3study.datasets import equal_frequency_bins, make_latent_regression, semisupervised_split
 from qs3orao.metrics import mean_absolute_error
-from qs3study.stages.training import fit_and_score
+from qs3study.stages.training import BeyondPool, fit_and_score
 
 N_LABELED = 100
 SPECS = {
@@ -47,3 +47,22 @@ def test_a_job_evaluates_the_model_at_most_once_and_labels_what_it_ranks(data, m
     fit_rows = labeled if get_method(method).labeled_only else slice(None)
     model = make_method(method, **params).fit(X_train[fit_rows], split.y_train[fit_rows])
     assert record["mae"] == mean_absolute_error(split.y_true[~labeled], model.predict(X_train[~labeled]))
+
+
+def test_a_grouped_job_splits_by_its_group_column_fits_without_it_and_says_when_a_side_is_short(tmp_path):
+    rng = np.random.default_rng(1)
+    subject = np.repeat(np.arange(20), 20)
+    X = np.column_stack([subject, rng.random((subject.size, 3))])
+    y = np.arange(subject.size) % 3
+    np.save(tmp_path / "X.npy", X)
+    np.save(tmp_path / "y.npy", y)
+    spec = {"method": "svorex", "params": {"gamma": 0.5, "C": 1.0}, "memory_budget_mb": 512}
+    record = {"seed": 0, "size": "150", "warnings": []}
+    fit_and_score(tmp_path / "X.npy", tmp_path / "y.npy", spec, {}, record, logging.getLogger("t"),
+                  n_labeled=60, group_column=0)
+    assert record["status"] == "ok" and record["n_features"] == 3 and record["n_unlabeled"] == 150
+    # the unlabeled side's 10 subjects hold 200 rows, not the 340 a row split leaves
+    with pytest.raises(BeyondPool, match="n_unlabeled=201 rows requested, but the unlabeled side's 10 of 20 "
+                                         "groups hold 200 rows"):
+        fit_and_score(tmp_path / "X.npy", tmp_path / "y.npy", spec, {}, {**record, "size": "201"},
+                      logging.getLogger("t"), n_labeled=60, group_column=0)

@@ -11,8 +11,11 @@ from snakemake.utils import validate
 
 from baselines.model_selection import Halving
 from baselines.registry import TRADEOFF_GRID, tuning_grid
-from qs3study.configuration import check_methods
+from qs3study.configuration import check_methods, method_spec
+from qs3study.datasets import semisupervised_split
+from qs3study.design import trial_seed
 from qs3study.grids import resolve_grid
+from qs3study.stages import tuning
 from qs3study.stages.tuning import halving, scaled_grid, tune_job
 
 SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "config" / "schema.yaml"
@@ -87,7 +90,6 @@ def tune_record(tmp_path, tiny_config, job, grid, **params):
     np.save(tmp_path / "X.npy", X)
     np.save(tmp_path / "y.npy", y)
     config = tiny_config()
-    from qs3study.configuration import method_spec
     spec = method_spec(config, "qs3orao", "swd")
     spec["params"] = {**spec["params"], "n_iter": 40}
     output = tmp_path / "tuned.json"
@@ -201,3 +203,31 @@ def test_a_widen_tolerance_needs_a_widened_search(tiny_config):
     config = tiny_config(tolerance_alone=tolerance_alone)
     with pytest.raises(ValueError, match="methods.qs3orao.widen_tolerance"):
         check_methods(config, list(config["datasets"]))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_tune_job_of_a_grouped_dataset_folds_by_group_without_the_group_column(tmp_path, tiny_config, job,
+                                                                                  monkeypatch):
+    rng = np.random.default_rng(0)
+    subject = np.repeat(np.arange(30), 10)
+    X = np.column_stack([rng.uniform(size=(300, 2)), subject])
+    y = np.digitize(X[:, :2].sum(axis=1), [0.8, 1.2])
+    np.save(tmp_path / "X.npy", X)
+    np.save(tmp_path / "y.npy", y)
+    seen = []
+    real = tuning.cross_validate_params
+    monkeypatch.setattr(tuning, "cross_validate_params",
+                        lambda name, X, y, grid, **kw: seen.append((X, kw["groups"])) or real(name, X, y, grid, **kw))
+    spec = method_spec(tiny_config(), "qs3orao", "swd")
+    spec["params"] = {**spec["params"], "n_iter": 40}
+    output = tmp_path / "tuned.json"
+    tune_job(job(tmp_path, "tune", input={"X": str(tmp_path / "X.npy"), "y": str(tmp_path / "y.npy")},
+                 output={"json": str(output)},
+                 params={"spec": spec, "grid": {"lam": [1.0]}, "n_labeled": 60, "n_unlabeled": "100", "n_folds": 3,
+                         "early_stopping": None, "base_seed": 0, "kernel_width": "literal", "group_column": 2},
+                 wildcards={"dataset": "swd", "method": "qs3orao", "trial": "0"}))
+    assert json.loads(output.read_text())["status"] == "ok"
+    split = semisupervised_split(y, n_labeled=60, seed=trial_seed("swd", 0, 0), n_unlabeled=100, groups=subject)
+    features, groups = seen[0]
+    np.testing.assert_array_equal(features, X[split.train_idx][:, :2])
+    np.testing.assert_array_equal(groups, subject[split.train_idx])

@@ -23,7 +23,7 @@ from .loaders import OrdinalData, load_ordinal, load_raw
 from .local import fetch_source, local_spec
 from .preprocess import equal_frequency_bins, first_occurrence_mask, minmax_scale_common_inplace, minmax_scale_inplace
 from .registry import DATASETS, PAPER_DATASETS, DatasetSpec, get_spec
-from .splits import UNLABELED, Split, semisupervised_split
+from .splits import UNLABELED, PoolTooSmallError, Split, semisupervised_split, trial_rows
 
 __all__ = [
     "DATASETS",
@@ -36,6 +36,7 @@ __all__ = [
     "DownloadError",
     "LocalFile",
     "OrdinalData",
+    "PoolTooSmallError",
     "Split",
     "UnevenBinsWarning",
     "equal_frequency_bins",
@@ -54,4 +55,5 @@ __all__ = [
     "resolve_mirror",
     "semisupervised_split",
     "sha256_file",
+    "trial_rows",
 ]

@@ -64,8 +64,9 @@ class DatasetSpec:
         given in ``notes``: a column the target is computed from.
     group_column : int or None
         Column (after ``drop_features``) whose value names a group of rows, such as
-        a subject: splits keep every group on one side
-        (:func:`~qs3study.datasets.semisupervised_split`, ``groups``).
+        a subject, for the reason given in ``notes``: trials split by group, no group
+        on both sides, and tuning's folds keep groups apart; the column stays in the
+        prepared arrays but is no feature of any fit (:func:`~qs3study.datasets.trial_rows`).
     """
 
     name: str
@@ -315,8 +316,11 @@ _SPECS = [
         "parkinsons",
         "d20ffd9c9e5053a03fff0b770e7b0e076bf856a34538198303c897b6cc6addde",
         (5_875, 20),
-        "feature 0 is the subject ID (42 subjects, about 140 recordings each): a same-subject lookup "
-        "predicts the target almost exactly, which the data-validity screen reports",
+        "feature 0 is the subject ID (42 subjects, 101-168 recordings each; age and sex constant within a "
+        "subject): between-subject differences explain most of the target, so a same-subject lookup predicts "
+        "it almost exactly across a split of rows. The split is therefore by subject (group_column 0): no "
+        "subject has rows on both sides, and the ID, an arbitrary number, is not a feature",
+        group_column=0,
     ),
     _uci_datasets(
         "tamielectric",

@@ -39,17 +39,37 @@ class Split:
         return int(self.labeled_mask.size - self.labeled_mask.sum())
 
 
-def _labeled_groups(groups, y, n_labeled, classes, rng):
-    """Rows of whole groups, drawn in random order until they hold ``n_labeled`` rows and every class."""
+class PoolTooSmallError(ValueError):
+    """More unlabeled rows requested than the split leaves once the labeled rows are drawn."""
+
+
+def _group_sides(groups, y, n_labeled, classes, rng):
+    """Rows of the labeled side's groups and of the other side's: half of the groups each, drawn at random.
+
+    The labeled side gets ``G // 2`` of the ``G`` groups: as with rows, a group
+    holding each class not yet held is drawn first (uniformly among the groups
+    holding it), the others uniformly from the rest. A labeled side that
+    cannot hold every class or ``n_labeled`` rows is an error, never a smaller draw.
+    """
     names, codes = np.unique(groups, return_inverse=True)
-    taken = np.zeros(names.size, dtype=bool)
-    for name in rng.permutation(names.size):
-        taken[name] = True
-        pool = taken[codes]
-        if pool.sum() >= n_labeled and np.unique(y[pool]).size == classes.size:
-            return np.flatnonzero(pool), np.flatnonzero(~pool)
-    raise ValueError(f"groups: {n_labeled} labeled rows with every class take every group, "
-                     "which leaves no group for the unlabeled rows")
+    if names.size < 2:
+        raise ValueError(f"groups: a group split needs at least 2 groups, got {names.size}")
+    n_labeled_side = names.size // 2
+    labeled_side = np.zeros(names.size, dtype=bool)
+    for c in classes:
+        holding = np.unique(codes[y == c])
+        if not labeled_side[holding].any():
+            labeled_side[rng.choice(holding)] = True
+    where = f"the labeled side's {n_labeled_side} of {names.size} groups"
+    if labeled_side.sum() > n_labeled_side:
+        raise ValueError(f"groups: {where} cannot hold every class (it takes {labeled_side.sum()} groups)")
+    rest = np.flatnonzero(~labeled_side)
+    labeled_side[rng.choice(rest, size=n_labeled_side - labeled_side.sum(), replace=False)] = True
+    pool = np.flatnonzero(labeled_side[codes])
+    if pool.size < n_labeled:
+        raise ValueError(f"groups: {where} hold {pool.size} rows, fewer than n_labeled={n_labeled}")
+    unlabeled_side = f"the unlabeled side's {names.size - n_labeled_side} of {names.size} groups"
+    return pool, np.flatnonzero(~labeled_side[codes]), unlabeled_side
 
 
 def semisupervised_split(y, *, n_labeled, seed, n_unlabeled=None, groups=None):
@@ -72,15 +92,17 @@ def semisupervised_split(y, *, n_labeled, seed, n_unlabeled=None, groups=None):
     n_labeled : int
         Number of labeled rows (the paper uses 500).
     seed : int
-        Trial seed; the split is a pure function of ``(y, n_labeled, seed, n_unlabeled)``.
+        Trial seed; the split is a pure function of ``(y, n_labeled, seed, n_unlabeled, groups)``.
     n_unlabeled : int, optional
         Size of the unlabeled pool; ``None`` keeps every remaining row.
     groups : array-like of shape (n,), optional
-        A group per row (a subject, a site): whole groups, in random order, are
-        set aside until they hold ``n_labeled`` rows and every class; the labeled
-        rows are drawn from them as above and the unlabeled rows from the other
-        groups alone, so no group is on both sides. The set-aside groups' other
-        rows are in neither.
+        A group per row (a subject, a site). The groups are divided at random
+        into two sides, ``G // 2`` of the ``G`` groups on the labeled side, a
+        group holding each class among them (from the labeled rows' stream, so
+        the division is the trial's whatever ``n_unlabeled``); the labeled rows
+        are drawn from the labeled side's rows as above, so they span its many
+        groups, and the unlabeled rows from the other side's alone. No group is
+        on both sides; the labeled side's rows not drawn are in neither.
 
     Returns
     -------
@@ -88,10 +110,12 @@ def semisupervised_split(y, *, n_labeled, seed, n_unlabeled=None, groups=None):
 
     Raises
     ------
+    PoolTooSmallError
+        If ``n_unlabeled`` exceeds the rows left for the unlabeled side.
     ValueError
         If ``n_labeled`` is smaller than the number of classes or larger than
-        the dataset; if ``n_unlabeled`` exceeds the remaining rows; if ``groups``
-        leave no group for the unlabeled rows.
+        the dataset; with ``groups``, if there are fewer than 2 groups, or half
+        of them cannot hold every class or ``n_labeled`` rows.
 
     Examples
     --------
@@ -114,12 +138,12 @@ def semisupervised_split(y, *, n_labeled, seed, n_unlabeled=None, groups=None):
 
     rng = np.random.default_rng(labeled_seq)
     if groups is None:
-        pool, outside = np.arange(n), np.arange(n)
+        pool, outside, side = np.arange(n), np.arange(n), None
     else:
         groups = np.asarray(groups)
         if groups.shape != y.shape:
             raise ValueError(f"groups must have one value per row of y ({n}), got shape {groups.shape}")
-        pool, outside = _labeled_groups(groups, y, n_labeled, classes, rng)
+        pool, outside, side = _group_sides(groups, y, n_labeled, classes, rng)
     one_per_class = np.array([rng.choice(pool[y[pool] == c]) for c in classes])
     others = np.setdiff1d(pool, one_per_class, assume_unique=True)
     labeled = np.sort(
@@ -132,11 +156,12 @@ def semisupervised_split(y, *, n_labeled, seed, n_unlabeled=None, groups=None):
     if n_unlabeled is None:
         unlabeled = remaining
     else:
-        if int(n_unlabeled) != n_unlabeled or not 0 <= n_unlabeled <= remaining.size:
-            raise ValueError(
-                f"n_unlabeled must be an integer in [0, {remaining.size}] "
-                f"(rows left after labeling), got {n_unlabeled!r}"
-            )
+        if int(n_unlabeled) != n_unlabeled or n_unlabeled < 0:
+            raise ValueError(f"n_unlabeled must be a non-negative integer, got {n_unlabeled!r}")
+        if n_unlabeled > remaining.size:
+            left = (f"the {n} rows leave {remaining.size} once {n_labeled} are labeled" if side is None
+                    else f"{side} hold {remaining.size} rows")
+            raise PoolTooSmallError(f"n_unlabeled={n_unlabeled} rows requested, but {left}")
         order = np.random.default_rng(unlabeled_seq).permutation(remaining.size)
         unlabeled = np.sort(remaining[order[: int(n_unlabeled)]])
 
@@ -146,3 +171,34 @@ def semisupervised_split(y, *, n_labeled, seed, n_unlabeled=None, groups=None):
     y_true = y[train_idx].astype(np.int64)
     y_train = np.where(labeled_mask, y_true, UNLABELED)
     return Split(train_idx, y_train, y_true, labeled_mask)
+
+
+def trial_rows(X, y, *, n_labeled, seed, n_unlabeled=None, group_column=None):
+    """One trial's split of ``(X, y)`` and the features of its rows; a group column splits, it is no feature.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The prepared features (a memory map is read at the split's rows only).
+    y : ndarray of int, shape (n,)
+    n_labeled, seed, n_unlabeled
+        As in :func:`semisupervised_split`.
+    group_column : int, optional
+        Column of ``X`` naming each row's group (a :class:`~qs3study.datasets.DatasetSpec`'s):
+        the split keeps every group on one side (``groups``) and the column is left
+        out of the features returned.
+
+    Returns
+    -------
+    split : Split
+    features : ndarray of shape (split.train_idx.size, d or d - 1)
+        ``X``'s rows ``split.train_idx``, without ``group_column``.
+    groups : ndarray or None
+        The group of each of those rows (None without ``group_column``).
+    """
+    groups = None if group_column is None else np.asarray(X[:, group_column])
+    split = semisupervised_split(y, n_labeled=n_labeled, seed=seed, n_unlabeled=n_unlabeled, groups=groups)
+    features = np.array(X[split.train_idx])
+    if groups is None:
+        return split, features, None
+    return split, np.delete(features, group_column, axis=1), groups[split.train_idx]

@@ -3,7 +3,9 @@
 The levels are the configuration's ``data_checks:`` section (schema defaults).
 A tripped check is *answered* when the registry entry already deals with it: the
 columns the target is computed from are dropped (``drop_features``, so the rank
-check no longer trips), or the group column splits the rows (``group_column``).
+check no longer trips), or the group column splits the rows (``group_column``: the
+group check still reads the plain split, where the lookup works, and its action says
+how many unlabeled rows of the group split share a group with a labeled row, 0).
 An unanswered trip refuses the dataset (``on_trip: refuse``) or is logged (``warn``).
 """
 
@@ -60,6 +62,8 @@ def data_checks(name, spec, X, y, raw, settings, *, n_labeled, base_seed):
     rows_used = np.concatenate([labeled_rows, unlabeled_rows])
     labeled = np.arange(rows_used.size) < labeled_rows.size
     Xs, ys = np.asarray(X[rows_used]), np.asarray(y[rows_used])
+    if groups is not None:  # a group column is no feature (qs3study.datasets.trial_rows)
+        Xs = np.delete(Xs, spec.group_column, axis=1)
     dropped = ", ".join(f"feature {j}" for j in spec.drop_features)
     rows = []
 
@@ -84,8 +88,10 @@ def data_checks(name, spec, X, y, raw, settings, *, n_labeled, base_seed):
     value, column, n_groups = group_lookup(X, y, in_labeled, min_groups=settings["group_min_groups"],
                                            max_distinct_fraction=settings["group_max_distinct_fraction"])
     tripped = value is not None and value >= settings["group_level"]
-    if spec.group_column is not None:
-        action = f"split by group (group_column {spec.group_column})"
+    if groups is not None:
+        shared = np.isin(groups[unlabeled_rows], groups[labeled_rows]).sum()
+        action = (f"split by group (group_column {spec.group_column}, not a feature): {shared} of trial 0's "
+                  f"{unlabeled_rows.size} unlabeled rows share a group with a labeled row")
     else:
         action = _unanswered(settings) if tripped else "none"
     rows.append(dict(check="group_lookup", value=value, level=settings["group_level"], tripped=tripped,

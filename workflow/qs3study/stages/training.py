@@ -11,7 +11,7 @@ import numpy as np
 
 from baselines import MemoryBudgetExceeded
 from baselines.registry import get_method, make_method
-from qs3study.datasets import semisupervised_split
+from qs3study.datasets import PoolTooSmallError, trial_rows
 from qs3orao.metrics import accuracy, binary_auc, mean_absolute_error
 
 from qs3study.configuration import build_estimator
@@ -97,7 +97,7 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel
     """Do the work of one trial, filling ``record`` in place; exceptions propagate.
 
     With ``group_column`` (the dataset's, :class:`~qs3study.datasets.DatasetSpec`) the split keeps
-    each of its values on one side.
+    each of its values on one side and the column is no feature (:func:`~qs3study.datasets.trial_rows`).
 
     ``gamma`` in ``spec`` and ``tuned`` is read as ``kernel_width`` says
     (:mod:`qs3study.kernel_width`); ``record["params"]`` keeps the values as
@@ -105,14 +105,12 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel
     """
     X_all = np.load(X_path, mmap_mode="r")
     y_all = np.load(y_path)
-    size, pool = parse_size(record["size"]), y_all.size - n_labeled
-    if size is not None and size > pool:
-        # The plan sized the sweep from the documented row count; the loaded file holds fewer rows.
-        raise BeyondPool(f"{size} unlabeled rows requested, but the dataset's {y_all.size} loaded rows leave "
-                         f"{pool} once {n_labeled} are labeled")
-    groups = None if group_column is None else np.asarray(X_all[:, group_column])
-    split = semisupervised_split(y_all, n_labeled=n_labeled, seed=record["seed"], n_unlabeled=size, groups=groups)
-    X = np.array(X_all[split.train_idx])  # only this job's rows are read from disk
+    try:  # only this job's rows are read from disk
+        split, X, _ = trial_rows(X_all, y_all, n_labeled=n_labeled, seed=record["seed"],
+                                 n_unlabeled=parse_size(record["size"]), group_column=group_column)
+    except PoolTooSmallError as error:
+        # The plan sized the sweep from the documented row count; the loaded file (or a group's side) holds fewer.
+        raise BeyondPool(str(error)) from None
     del X_all
     labeled = split.labeled_mask
     record.update(n_labeled=split.n_labeled, n_unlabeled=split.n_unlabeled, n_features=int(X.shape[1]),
@@ -215,8 +213,9 @@ def run_trial(record, X_path, y_path, spec, tuning, log, *, n_labeled, kernel_wi
     Sets ``status`` ``ok``, ``out_of_memory_budget`` (the method refused a size
     whose arrays exceed its budget, before allocating them), ``beyond_pool`` (a
     sweep size larger than the unlabeled rows actually loaded, e.g. from a
-    mirror's partial file) or ``failed`` (any other error; the traceback is in
-    the log), and the process's ``peak_memory_mb`` and ``job_cpu_s``.
+    mirror's partial file, or than a group split's unlabeled side) or ``failed``
+    (any other error; the traceback is in the log), and the process's
+    ``peak_memory_mb`` and ``job_cpu_s``.
     """
     failure, fallback = tuning_failure(tuning, on_failure)
     if fallback:

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from baselines.model_selection import CVResult, Halving, ScoreMemo, cross_validate_params
-from qs3study.datasets import semisupervised_split
+from qs3study.datasets import trial_rows
 
 from qs3study.configuration import build_estimator
 from qs3study.design import parse_size, trial_seed
@@ -207,6 +207,9 @@ class SearchProgress:
 def tune_job(smk):
     """Snakemake job of rule ``tune``: search ``grid`` by k-fold cross-validation over the trial's labeled rows.
 
+    A dataset with a ``group_column`` is split by group and its folds keep groups apart too
+    (:func:`qs3study.datasets.trial_rows`, ``groups`` of :func:`baselines.model_selection.cross_validate_params`).
+
     The unlabeled rows given to every fold are the first ``tuning.n_unlabeled``
     of the trial's unlabeled pool (the split function nests pools, so they are
     a subset of every larger pool of the same trial). Writes the best
@@ -231,11 +234,9 @@ def tune_job(smk):
     y_all = np.load(smk.input.y)
     available = y_all.size - smk.params.n_labeled
     size = parse_size(smk.params.n_unlabeled)
-    group_column = smk.params.get("group_column")
-    split = semisupervised_split(y_all, n_labeled=smk.params.n_labeled, seed=seed,
-                                 n_unlabeled=available if size is None else min(size, available),
-                                 groups=None if group_column is None else np.asarray(X_all[:, group_column]))
-    X = np.array(X_all[split.train_idx])
+    split, X, groups = trial_rows(X_all, y_all, n_labeled=smk.params.n_labeled, seed=seed,
+                                  n_unlabeled=available if size is None else min(size, available),
+                                  group_column=smk.params.get("group_column"))
     grid = resolve_grid(spec["method"], smk.params.grid)
     ranges = smk.params.get("grid_range") or {}
     whole = list(smk.params.get("whole_range") or [])
@@ -268,6 +269,7 @@ def tune_job(smk):
                 log.info("up to %d candidates x %d folds", bound, smk.params.n_folds)
                 result = cross_validate_params(spec["method"], X, split.y_train, scaled_grid(candidates, scale),
                                                n_folds=smk.params.n_folds, random_state=seed, fixed_params=fixed,
+                                               groups=groups,
                                                halving=early_stopping,
                                                progress=SearchProgress(log, bound), memo=memo)
                 return result, _relative(result.best_params, candidates, scale)
