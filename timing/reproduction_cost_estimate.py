@@ -277,7 +277,8 @@ def read_pilot(figures):
     record their CPU time (``job_cpu_s``, from 2026-11-28) is refused: Snakemake's
     benchmark CPU time, all that such a pilot has, undercounts its longer jobs.
     The training jobs' own CPU is read from their ``batch.json``, ``(method, size) ->``
-    the ``own_cpu_s`` of its jobs (empty for a pilot whose training jobs ran one trial each).
+    the ``own_cpu_s`` of its jobs (empty for a pilot whose training jobs ran one trial each). A pilot
+    with tuning draws (``tuning.draws``) counts the draws' searches and training jobs with the rest.
     """
     from qs3study.design import BATCH_RECORD
     from qs3study.files import read_json
@@ -291,8 +292,8 @@ def read_pilot(figures):
     datasets = sorted(set(results["dataset"]))
     if len(datasets) != 1:
         raise ValueError(f"a pilot runs one dataset, {figures} ran {datasets}")
-    tuning = [(path.parent.name, read_json(path))
-              for path in sorted(figures.parents[1].glob(f"results/tuning/{datasets[0]}/*/*.json"))]
+    tuning = [(record["method"], record) for record in map(  # a tuning draw's records too (draw<d>/)
+        read_json, sorted(figures.parents[1].glob(f"results/tuning/{datasets[0]}/**/*.json")))]
     unmeasured = results["job_cpu_s"].isna().sum() + sum("job_cpu_s" not in record for _, record in tuning)
     if unmeasured:
         raise ValueError(f"{unmeasured} jobs of the pilot in {figures} did not record their CPU time (job_cpu_s); "
@@ -302,7 +303,7 @@ def read_pilot(figures):
     for method, record in tuning:
         tune_cpu[method] = tune_cpu.get(method, 0.0) + record["job_cpu_s"]
     own_cpu = {}
-    for path in sorted(figures.parents[1].glob(f"results/runs/{datasets[0]}/*/*/*/{BATCH_RECORD}")):
+    for path in sorted(figures.parents[1].glob(f"results/runs/{datasets[0]}/**/{BATCH_RECORD}")):
         record = read_json(path)
         key = (record["method"], record["size"])
         own_cpu[key] = own_cpu.get(key, 0.0) + record["own_cpu_s"]  # every part of a size's trials

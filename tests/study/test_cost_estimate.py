@@ -119,7 +119,7 @@ def _pilot_clone(tmp_path, tuning_records, own_cpu=()):
         folder = tmp_path / "results" / "tuning" / "uci_bike" / method
         folder.mkdir(parents=True)
         for trial, record in enumerate(records):
-            (folder / f"trial{trial}.json").write_text(json.dumps(record))
+            (folder / f"trial{trial}.json").write_text(json.dumps({"method": method, **record}))
     for (method, size, part), seconds in own_cpu:
         folder = tmp_path / "results" / "runs" / "uci_bike" / method / f"n{size}" / f"part{part}"
         folder.mkdir(parents=True)
@@ -135,6 +135,15 @@ def test_a_pilot_costs_its_tuning_by_the_jobs_own_cpu_time(tmp_path):
     assert dataset == "uci_bike" and tune_cpu == {"fast": 60.0, "exact": 30.0}
     assert own_cpu == {("fast", "2000"): 1.75, ("exact", "all"): 4.25}  # a size's parts (trials_per_job) add up
     assert results["job_cpu_s"].sum() == pytest.approx(_pilot_results()["job_cpu_s"].sum())
+    # a tuning draw's search and training job (tuning.draws) count with the rest
+    draw = tmp_path / "results" / "tuning" / "uci_bike" / "fast" / "draw1"
+    draw.mkdir()
+    (draw / "trial0.json").write_text(json.dumps({"method": "fast", "job_cpu_s": 5.0, "tuning_draw": 1}))
+    batch = tmp_path / "results" / "runs" / "uci_bike" / "fast" / "n2000" / "draw1" / "part0"
+    batch.mkdir(parents=True)
+    (batch / "batch.json").write_text(json.dumps(dict(method="fast", size="2000", own_cpu_s=0.5)))
+    _, _, _, tune_cpu, own_cpu = cost.read_pilot(figures)
+    assert tune_cpu == {"fast": 65.0, "exact": 30.0} and own_cpu[("fast", "2000")] == 2.25
     # a pilot whose training jobs ran one trial each has no batch records: their start-up is in job_cpu_s
     assert cost.read_pilot(_pilot_clone(tmp_path / "older", {"fast": [{"job_cpu_s": 1.0}]}))[4] == {}
 

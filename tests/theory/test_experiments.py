@@ -325,3 +325,31 @@ def test_claim_8e_has_two_readings_each_from_its_own_columns():
     # Without the f*-labeled column the second reading is not evaluated, and says why.
     missing = empirical_claims(_table(), CRITERIA)["unlabeled_data_help_objective"]
     assert missing["verdict"] == "not evaluated" and "no f*-labeled column" in missing["evidence"]
+
+
+def _drawn(shift):
+    """:func:`_table` at tuning draw 0, and QS3ORAO's comparison rows again at draw 1, their AUC moved by ``shift``."""
+    table = _table().assign(size=lambda t: t["n_unlabeled"].astype(str), tuning_draw=0)
+    again = table[(table["method"] == "qs3orao") & table["comparison"]]
+    return pd.concat([table, again.assign(tuning_draw=1, auc=again["auc"] + shift)], ignore_index=True)
+
+
+def test_a_verdict_that_moves_with_the_tuning_draw_depends_on_it_and_the_evidence_gives_each_draw():
+    from qs3study.claims.rows.empirical import rows_empirical
+    from qs3study.claims.verdicts import DRAW_DEPENDENT
+
+    single = {k: v["verdict"] for k, v in empirical_claims(_table(), CRITERIA).items()}
+    same = empirical_claims(_drawn(0.0), CRITERIA)
+    assert {k: v["verdict"] for k, v in same.items()} == single
+    assert "tuning draw 0: holds" in same["highest_auc"]["evidence"]
+    assert "tuning draw 1: holds" in same["highest_auc"]["evidence"]
+    # At draw 1 QS3ORAO scores 0.70: below the exact baselines and below its labeled-only twin (0.75).
+    moved = empirical_claims(_drawn(-0.1), CRITERIA)
+    for key in ("highest_auc", "unlabeled_data_help", "similar_generalisation"):
+        assert moved[key]["verdict"] == DRAW_DEPENDENT
+        assert "tuning draw 0: holds" in moved[key]["evidence"] and "tuning draw 1: fails" in moved[key]["evidence"]
+        assert moved[key]["evidence"].startswith("read at each of 2 tuning draws of qs3orao")
+    # The sweep's times are draw 0's at every draw: 8c keeps its verdict.
+    assert moved["faster_beyond_10k"]["verdict"] == single["faster_beyond_10k"] == "holds"
+    rows = rows_empirical(moved, "")
+    assert [r.verdict for r in rows if r.id in ("8a", "8e", "8f")] == [DRAW_DEPENDENT] * 3

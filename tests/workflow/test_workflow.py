@@ -140,6 +140,33 @@ def test_second_run_reproduces_the_table_bit_for_bit(tiny_run, tmp_path):
     assert (tiny_run / "figures" / "tiny" / "auc_table.csv").read_bytes() == (tmp_path / "figures" / "tiny" / "auc_table.csv").read_bytes()
 
 
+def test_tuning_draws_train_the_drawn_method_again_and_draw_zero_is_the_single_tuning(tiny_run, tmp_path):
+    (tmp_path / "draws.yaml").write_text("tuning:\n  draws: 2\n  draw_methods: [m-pnu-auc]\n")
+    snakemake(tmp_path, "--configfile", TINY, tmp_path / "draws.yaml", "--keep-going")
+    table = tables.read_results(tmp_path / "results" / "tables" / "results.csv")
+    assert list(table.columns) == tables.COLUMNS and set(table["tuning_draw"]) == {0, 1}
+    drawn = table[table["tuning_draw"] == 1]
+    # M-PNU-AUC's two trials at the comparison size of each dataset; not the sweep's 900, not QS3ORAO
+    assert sorted(zip(drawn["dataset"], drawn["method"], drawn["size"], drawn["trial"])) == [
+        (d, "m-pnu-auc", "200", t) for d in ("swd", "synthetic") for t in (0, 1)]
+    single = deterministic(tables.read_results(tiny_run / "results" / "tables" / "results.csv"))
+    assert (single["tuning_draw"] == 0).all()
+    pd.testing.assert_frame_equal(deterministic(tables.one_draw(table)).reset_index(drop=True), single,
+                                  check_exact=True)
+    for trial in (0, 1):  # the draw's own searches, with their seeds; the single tuning's records unchanged
+        single_record = json.loads((tiny_run / "results" / "tuning" / "swd" / "m-pnu-auc" / f"trial{trial}.json")
+                                   .read_text())
+        zero = json.loads((tmp_path / "results" / "tuning" / "swd" / "m-pnu-auc" / f"trial{trial}.json").read_text())
+        one = json.loads((tmp_path / "results" / "tuning" / "swd" / "m-pnu-auc" / "draw1" / f"trial{trial}.json")
+                         .read_text())
+        assert {k: v for k, v in zero.items() if k not in ("time", "job_cpu_s")} == {
+            k: v for k, v in single_record.items() if k not in ("time", "job_cpu_s")}
+        assert one["tuning_draw"] == 1 and one["seed"] == zero["seed"] != one["search_seed"]
+    # The figures read draw 0: the AUC table is the single tuning's.
+    assert (tmp_path / "figures" / "tiny" / "auc_table.csv").read_bytes() == (
+        tiny_run / "figures" / "tiny" / "auc_table.csv").read_bytes()
+
+
 def incomplete_outputs(workdir):
     """Outputs Snakemake marked as incomplete (jobs that were running when it died)."""
     marks = workdir / ".snakemake" / "incomplete"

@@ -33,7 +33,7 @@ from .design import parse_size
 from .grids import STAGED, resolve_grid
 
 __all__ = ["NO_GRID", "REMOVABLE", "check_unique_keys", "drop_removed_entries", "configuration_error", "method_config", "method_spec", "build_estimator", "job_memory_mb", "check_methods",
-           "check_rows"]
+           "check_tuning_draws", "check_rows"]
 
 NO_GRID = (None, "none", "null")
 """Values of ``methods.<label>.grid`` meaning "no search" ("none" and "null" are for ``--config``)."""
@@ -352,6 +352,39 @@ def check_methods(config, datasets):
         for label in config["methods"]:
             estimator, _ = build_estimator(method_spec(config, label, dataset), seed=0)
             _check_values(estimator, f"datasets.{dataset}.params", f" (for method {label!r})")
+
+
+def check_tuning_draws(tuning, methods):
+    """Check ``tuning.draws`` against ``tuning.draw_methods``: both or neither, each method's values searched.
+
+    Parameters
+    ----------
+    tuning : dict
+        ``tuning`` of the configuration (schema defaults filled in).
+    methods : dict
+        ``methods`` of the configuration.
+
+    Raises
+    ------
+    ValueError
+        Naming the key: several draws without a method to train at them, methods without a second draw,
+        or a method that is not configured or whose values no search gives (neither a grid nor ``tuned_by``).
+    """
+    draws, labels = tuning["draws"], tuning["draw_methods"]
+    if draws > 1 and not labels:
+        raise configuration_error("tuning.draw_methods", f"tuning.draws is {draws}: name the methods trained at "
+                                  "every draw")
+    if draws == 1 and labels:
+        raise configuration_error("tuning.draw_methods", f"names {labels}, but tuning.draws is 1: there is no "
+                                  "other draw to train them at")
+    for label in labels:
+        if label not in methods:
+            raise configuration_error("tuning.draw_methods", f"{label!r} is not a configured method "
+                                      f"({', '.join(methods)})")
+        entry = methods[label]
+        if entry.get("grid") in NO_GRID and entry.get("tuned_by") is None:
+            raise configuration_error("tuning.draw_methods", f"{label!r} has no search (grid) nor tuned_by: "
+                                      "no tuning to draw again")
 
 
 def check_rows(dataset, n_rows, protocol, options):

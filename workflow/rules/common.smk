@@ -5,8 +5,8 @@ import functools
 
 from qs3study.datasets import DATASETS, resolve_mirror
 from qs3study.stages.data import dataset_spec as configured_spec
-from qs3study.configuration import (check_methods, check_rows, configuration_error, job_memory_mb, method_config,
-                                    method_spec)
+from qs3study.configuration import (check_methods, check_rows, check_tuning_draws, configuration_error,
+                                    job_memory_mb, method_config, method_spec)
 from qs3study.design import ALL, BATCH_RECORD, TRIAL_RESULT, size_token
 
 RESULTS = "results"
@@ -20,6 +20,10 @@ BENCHMARKS = "benchmarks"
 BATCH = "{dataset}/{method}/n{size}/part{part}"
 TRIAL_RESULTS = f"{RESULTS}/runs/{BATCH}/{TRIAL_RESULT}"
 BATCH_RECORDS = f"{RESULTS}/runs/{BATCH}/{BATCH_RECORD}"
+# The same training job at a tuning draw d >= 1 (tuning.draws); draw 0 is the batch above.
+DRAW_BATCH = "{dataset}/{method}/n{size}/draw{draw}/part{part}"
+DRAW_TRIAL_RESULTS = f"{RESULTS}/runs/{DRAW_BATCH}/{TRIAL_RESULT}"
+DRAW_BATCH_RECORDS = f"{RESULTS}/runs/{DRAW_BATCH}/{BATCH_RECORD}"
 
 
 def _fail(key, message):
@@ -100,6 +104,7 @@ wildcard_constraints:
     size=r"all|\d+",
     trial=r"\d+",
     part=r"\d+",
+    draw=r"[1-9]\d*",
 
 
 def dataset_options(dataset):
@@ -125,6 +130,10 @@ def documented_rows(dataset):
 
 # Parameters and sizes are checked before any job runs (the prepare jobs check sizes again on the loaded rows).
 check_methods(config, SELECTED)
+check_tuning_draws(config["tuning"], config["methods"])
+#: The tuning draws beyond the single tuning (draw 0), and the methods trained at each.
+DRAWS = range(1, config["tuning"]["draws"])
+DRAW_METHODS = config["tuning"]["draw_methods"]
 for _dataset in SELECTED:
     if documented_rows(_dataset) is not None:
         check_rows(_dataset, documented_rows(_dataset), PROTOCOL, dataset_options(_dataset))
@@ -186,18 +195,47 @@ def batch_trials(wildcards):
     return design_batches()[(wildcards.dataset, wildcards.method, wildcards.size, int(wildcards.part))]
 
 
-def tuned_params_path(dataset, method, trial):
-    """The tuning result a trial's training needs (its own, or that of the method it is ``tuned_by``), or None."""
+def draw_design():
+    """Every ``(dataset, method, size, trial, draw)`` trained again at a tuning draw ``>= 1``.
+
+    The methods of ``tuning.draw_methods``, at their dataset's comparison size: the AUC claims' rows.
+    """
+    return [(dataset, method, size, trial, draw) for draw in DRAWS for dataset, method, size, trial in design()
+            if method in DRAW_METHODS and size == comparison_size(dataset)]
+
+
+def expand_draws(pattern):
+    """``pattern`` formatted with every point of :func:`draw_design` (fields dataset, method, size, trial, part,
+    draw), each text once."""
+    return list(dict.fromkeys(pattern.format(dataset=d, method=m, size=s, trial=t, part=trial_part(t), draw=draw)
+                              for d, m, s, t, draw in draw_design()))
+
+
+def tuning_source(method, trial):
+    """``(method, trial)`` of the search whose values a trial of ``method`` trains with, or None without one.
+
+    Its own search, or that of the method it is ``tuned_by``; with ``tuning.per: dataset``, trial 0's.
+    """
     source = method_config(config, method)["tuned_by"] or method
     if method_config(config, source)["grid"] is None:
         return None
-    trial = trial if config["tuning"]["per"] == "trial" else 0  # "dataset": trial 0's values for all
-    return expand(rules.tune.output[0], dataset=dataset, method=source, trial=trial)[0]
+    return source, trial if config["tuning"]["per"] == "trial" else 0
+
+
+def tuned_params_path(dataset, method, trial, draw=0):
+    """The tuning result a trial's training needs at tuning draw ``draw``, or None without a search."""
+    source = tuning_source(method, trial)
+    if source is None:
+        return None
+    pattern = (rules.tune_draw if draw else rules.tune).output[0]
+    return expand(pattern, dataset=dataset, method=source[0], trial=source[1], draw=draw)[0]
 
 
 def batch_tuned_params(wildcards):
-    """Per trial of the training job ``wildcards``, its tuning result (None without a search)."""
-    return [tuned_params_path(wildcards.dataset, wildcards.method, trial) for trial in batch_trials(wildcards)]
+    """Per trial of the training job ``wildcards`` (rule ``train``, or ``train_draw`` at its ``draw``), its tuning
+    result (None without a search)."""
+    draw = int(getattr(wildcards, "draw", 0))
+    return [tuned_params_path(wildcards.dataset, wildcards.method, trial, draw) for trial in batch_trials(wildcards)]
 
 
 def batch_tuned_input(wildcards):

@@ -21,6 +21,11 @@ SCREEN_RECORDS = [path for path in TUNE_RECORDS if path.endswith("/trial0.json")
 TUNE_BENCHMARKS = sorted({
     f"{BENCHMARKS}/tune/{d}/{m}/trial{t if config['tuning']['per'] == 'trial' else 0}.tsv"
     for d, m, _, t in design() if method_config(config, m)["grid"] is not None})
+# The tuning draws' searches (tuning.draws), counted in the manifest's times beside the single tuning's.
+DRAW_SEARCHES = sorted({(d, *tuning_source(m, t), draw) for d, m, _, t, draw in draw_design()})
+DRAW_TUNE_RECORDS = [expand(rules.tune_draw.output[0], dataset=d, method=m, trial=t, draw=draw)[0]
+                     for d, m, t, draw in DRAW_SEARCHES]
+DRAW_TUNE_BENCHMARKS = [f"{BENCHMARKS}/tune/{d}/{m}/draw{draw}/trial{t}.tsv" for d, m, t, draw in DRAW_SEARCHES]
 
 
 rule publish_results:
@@ -173,10 +178,10 @@ rule manifest:
                  *rules.data_checks.output,
                  *(rules.tuning_summary.output if TUNE_RECORDS else []), *rules.figure_auc_sweep.output,
                  *(rules.empirical_claims.output if config.get("claims") else [])],
-        benchmarks=expand_batches(f"{BENCHMARKS}/train/{BATCH}.tsv"),
-        tune_benchmarks=TUNE_BENCHMARKS,
-        batches=expand_batches(rules.train.output[0]),
-        tune_records=TUNE_RECORDS,
+        benchmarks=expand_batches(f"{BENCHMARKS}/train/{BATCH}.tsv") + expand_draws(f"{BENCHMARKS}/train/{DRAW_BATCH}.tsv"),
+        tune_benchmarks=TUNE_BENCHMARKS + DRAW_TUNE_BENCHMARKS,
+        batches=expand_batches(rules.train.output[0]) + expand_draws(rules.train_draw.output[0]),
+        tune_records=TUNE_RECORDS + DRAW_TUNE_RECORDS,
         downloads=expand(rules.download.output[0], dataset=FILE_DATASETS),
         infos=expand(rules.prepare.output.info, dataset=SELECTED),
         X=expand(rules.prepare.output.X, dataset=SELECTED),
@@ -188,8 +193,8 @@ rule manifest:
         kernel_width=PROTOCOL["kernel_width"],
         tuning_per=config["tuning"]["per"],
         figures=lambda wildcards, input: input.figures,
-        runs=expand_design(TRIAL_RESULTS),
-        batch_records=expand_batches(BATCH_RECORDS),
+        runs=expand_design(TRIAL_RESULTS) + expand_draws(DRAW_TRIAL_RESULTS),
+        batch_records=expand_batches(BATCH_RECORDS) + expand_draws(DRAW_BATCH_RECORDS),
     log:
         f"{LOGS}/figures/manifest.log",
     localrule: True

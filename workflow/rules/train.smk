@@ -63,3 +63,23 @@ rule train:
         runtime=train_runtime,
     script:
         "../scripts/train.py"
+
+
+# Tuning draws d >= 1 (tuning.draws): the same jobs at the draw's paths, the draw a wildcard that the
+# scripts read (qs3study.design.tuning_seed); draw 0 is rules tune and train, their paths unchanged.
+use rule tune as tune_draw with:
+    output:
+        f"{RESULTS}/tuning/{{dataset}}/{{method}}/draw{{draw}}/trial{{trial}}.json",
+    log:
+        f"{LOGS}/tune/{{dataset}}/{{method}}/draw{{draw}}/trial{{trial}}.log",
+    benchmark:
+        f"{BENCHMARKS}/tune/{{dataset}}/{{method}}/draw{{draw}}/trial{{trial}}.tsv"
+
+
+use rule train as train_draw with:
+    output:
+        directory(f"{RESULTS}/runs/{DRAW_BATCH}"),
+    log:
+        f"{LOGS}/train/{DRAW_BATCH}.log",
+    benchmark:
+        f"{BENCHMARKS}/train/{DRAW_BATCH}.tsv"

@@ -13,7 +13,7 @@ def _results(aucs, dataset="d"):
     rows = [{"dataset": dataset, "method": method, "trial": trial, "comparison": True, "status": "ok", "auc": auc}
             for method, values in aucs.items() for trial, auc in enumerate(values)]
     frame = pd.DataFrame(rows).reindex(columns=COLUMNS)
-    frame["reason"] = ""
+    frame["reason"], frame["tuning_draw"] = "", 0
     return frame
 
 

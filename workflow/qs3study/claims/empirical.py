@@ -18,6 +18,13 @@ Which datasets count: a dataset listed ``no_signal`` by the signal
 screen (``screened_datasets.csv``, ``claims.signal_level``) is left out, and
 so is a dataset on which some paper method did not finish every trial at the
 comparison size; the evidence of every AUC claim names both, with the reason.
+
+Tuning draws: a table whose ``tuning_draw`` column holds several draws
+(``tuning.draws``) is read once per draw (:func:`qs3study.stages.tables.one_draw`:
+the draw's rows of the methods trained at it, the others' single rows); a claim
+whose verdict is the same at every draw keeps it, any other "depends on the
+tuning draw" (:func:`qs3study.claims.verdicts.draw_verdict`), and its evidence
+gives every draw's verdict and evidence.
 """
 
 from __future__ import annotations
@@ -29,8 +36,9 @@ from scipy import stats
 from baselines.registry import METHODS as REGISTRY, make_method
 from qs3study.datasets import get_spec
 
-from qs3study.stages.tables import comparison_auc, holm
+from qs3study.stages.tables import comparison_auc, holm, one_draw, tuning_draws
 from .crossover import crossover_evidence, memory_evidence
+from .verdicts import draw_verdict
 
 __all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "PROTOCOL_NAMES", "ProtocolClaims", "paper_methods",
            "counted_datasets", "empirical_claims"]
@@ -289,7 +297,7 @@ def counted_datasets(table, paper, screened=None):
 
 
 def empirical_claims(table, criteria=None, screened=None):
-    """Verdicts of the empirical claims from a results table.
+    """Verdicts of the empirical claims from a results table, read at each of its tuning draws.
 
     Parameters
     ----------
@@ -303,9 +311,27 @@ def empirical_claims(table, criteria=None, screened=None):
     Returns
     -------
     dict of str to dict
-        Keys :data:`KEYS`; values ``{"verdict", "evidence"}``.
+        Keys :data:`KEYS`; values ``{"verdict", "evidence"}``. With one draw, that draw's; with several, the
+        verdict of :func:`qs3study.claims.verdicts.draw_verdict` and every draw's verdict and evidence.
     """
     criteria = {**DEFAULT_CRITERIA, **(criteria or {})}
+    draws = tuning_draws(table)
+    at = {draw: _claims_at_draw(one_draw(table, draw), criteria, screened) for draw in draws}
+    if len(draws) == 1:
+        return at[draws[0]]
+    drawn = sorted(set(table.loc[table["tuning_draw"] > 0, "method"]))
+    claims = {}
+    for key in KEYS:
+        verdict = draw_verdict([at[draw][key]["verdict"] for draw in draws])
+        each = "; ".join(f"tuning draw {draw}: {at[draw][key]['verdict']} ({at[draw][key]['evidence']})"
+                         for draw in draws)
+        claims[key] = _result(verdict, f"read at each of {len(draws)} tuning draws of {', '.join(drawn)} "
+                                       f"(the other methods tuned once): {each}")
+    return claims
+
+
+def _claims_at_draw(table, criteria, screened):
+    """:func:`empirical_claims` on a table of one tuning draw (:func:`qs3study.stages.tables.one_draw`)."""
     table = table.assign(n_unlabeled=pd.to_numeric(table["n_unlabeled"], errors="coerce"))
     paper = paper_methods(list(dict.fromkeys(table["method"])))
     counted, left_out = counted_datasets(table, paper, screened)

@@ -14,10 +14,11 @@ from scipy import stats
 
 __all__ = [
     "VERDICTS", "HOLDS", "UNINFORMATIVE", "CONDITIONAL", "FAILS", "PREMISE_FAILS", "INCONCLUSIVE", "NOT_CHECKABLE", "NOT_EVALUATED",
-    "counterexample_verdict", "identity_verdict", "difference_verdict", "witness_verdict",
-    "rate_class", "bound_class", "domain_verdict", "premise_verdict", "exponent_class", "upper_bound_class", "growth_class", "complexity_verdict",
+    "DRAW_DEPENDENT", "counterexample_verdict", "identity_verdict", "difference_verdict", "witness_verdict",
+    "rate_class", "bound_class", "domain_verdict", "premise_verdict", "exponent_class", "upper_bound_class",
+    "growth_class", "complexity_verdict",
     "transient_verdict", "offset_verdict", "dependent_proof_verdict", "facts_verdict", "data_facts_verdict", "not_checkable",
-    "not_evaluated", "powered",
+    "not_evaluated", "powered", "draw_verdict",
 ]
 
 HOLDS = "holds"
@@ -30,7 +31,10 @@ PREMISE_FAILS = "premise fails"
 INCONCLUSIVE = "inconclusive"
 NOT_CHECKABLE = "not checkable"
 NOT_EVALUATED = "not evaluated"
-VERDICTS = (HOLDS, UNINFORMATIVE, CONDITIONAL, FAILS, PREMISE_FAILS, INCONCLUSIVE, NOT_CHECKABLE, NOT_EVALUATED)
+#: An empirical claim whose verdict differs between the tuning draws of one run (``tuning.draws``).
+DRAW_DEPENDENT = "depends on the tuning draw"
+VERDICTS = (HOLDS, UNINFORMATIVE, CONDITIONAL, FAILS, PREMISE_FAILS, INCONCLUSIVE, NOT_CHECKABLE, NOT_EVALUATED,
+            DRAW_DEPENDENT)
 
 
 def powered(verdict, can_fail):
@@ -332,3 +336,17 @@ def not_checkable():
 def not_evaluated():
     """A claim whose evidence this run does not have."""
     return NOT_EVALUATED
+
+
+def draw_verdict(verdicts):
+    """The verdict of a claim evaluated once per tuning draw: theirs when all agree, else :data:`DRAW_DEPENDENT`.
+
+    Examples
+    --------
+    >>> draw_verdict(["holds", "holds"]), draw_verdict(["holds", "inconclusive", "holds"])
+    ('holds', 'depends on the tuning draw')
+    """
+    distinct = set(verdicts)
+    if not distinct:
+        raise ValueError("draw_verdict needs the verdict of at least one tuning draw")
+    return distinct.pop() if len(distinct) == 1 else DRAW_DEPENDENT

@@ -79,8 +79,9 @@ def tuned_settings(results_csv, dataset, method, trial):
         If the file has no row of that dataset, method and trial, or its rows disagree on the parameters.
     """
     with open(results_csv, newline="") as handle:
-        rows = [r for r in csv.DictReader(handle)
-                if r["dataset"] == dataset and r["method"] == method and int(r["trial"]) == trial]
+        rows = [r for r in csv.DictReader(handle)  # the single tuning's rows (tuning draw 0)
+                if r["dataset"] == dataset and r["method"] == method and int(r["trial"]) == trial
+                and int(r.get("tuning_draw") or 0) == 0]
     if not rows:
         raise ValueError(f"{results_csv} has no row of method {method!r} on {dataset!r}, trial {trial}")
     settings = {(r["params"], r["gamma_scale"]) for r in rows}

@@ -11,7 +11,7 @@ from matplotlib.ticker import NullFormatter
 
 from qs3study.stages.figures import STYLE, _grid, method_styles, plt, save
 from qs3study.runtime import setup_logging
-from qs3study.stages.tables import read_results
+from qs3study.stages.tables import one_draw, read_results
 
 __all__ = ["sweep_auc", "auc_vs_unlabeled", "auc_sweep_job"]
 
@@ -84,7 +84,7 @@ def auc_sweep_job(smk):
         The job object injected by Snakemake.
     """
     log = setup_logging(smk.log[0])
-    table = read_results(smk.input.table)
+    table = one_draw(read_results(smk.input.table))
     log.info("%d sweep points", len(sweep_auc(table, smk.params.datasets)))
     auc_vs_unlabeled(table, smk.params.datasets, smk.params.labels, list(smk.output),
                      titles=smk.params.get("titles"))

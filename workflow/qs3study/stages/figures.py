@@ -16,7 +16,7 @@ import pandas as pd  # noqa: E402
 
 from qs3study.files import atomic_path, save_figure  # noqa: E402
 from qs3study.runtime import setup_logging  # noqa: E402
-from qs3study.stages.tables import auc_summary, read_results, summary_markdown  # noqa: E402
+from qs3study.stages.tables import auc_summary, one_draw, read_results, summary_markdown  # noqa: E402
 
 MARKERS = "osD^P*hp<>H"
 """Method markers; none is a marker of ``UNFINISHED`` (``x``, ``v``) or of the budget stop (``x``)."""
@@ -243,7 +243,7 @@ def figure_job(smk):
         with atomic_path(smk.output[0]) as tmp:
             tmp.write_bytes(Path(smk.input.table).read_bytes())
         return
-    table = read_results(smk.input.table)
+    table = one_draw(read_results(smk.input.table))
     labels = smk.params.labels
     titles = smk.params.get("titles") or {}
     if smk.rule == "figure_time":

@@ -1,7 +1,11 @@
 """The tidy results table and the AUC summary computed from it.
 
-One row per (dataset, method, unlabeled size, trial): the trials' result files
-(:func:`qs3study.stages.training.train_job`). Columns listed in
+One row per (dataset, method, unlabeled size, trial, tuning draw): the trials' result files
+(:func:`qs3study.stages.training.train_job`). ``tuning_draw`` is 0 for the study's single
+tuning, and 1, 2, ... for the comparison-size rows of the methods ``tuning.draw_methods`` trains
+again at the values of a search drawn again (``tuning.draws``); a table written before the
+column existed reads as draw 0 throughout. Every reader of one table per run reads draw 0
+(:func:`one_draw`); the empirical claims read each draw. Columns listed in
 :data:`MEASUREMENT_COLUMNS` are measurements of the machine (times, memory);
 every other column is a deterministic function of the configuration and the
 code, and is reproduced bit for bit by a rerun. ``converged`` is True or False
@@ -23,11 +27,11 @@ from qs3study.files import atomic_path
 from qs3study.kernel_width import warning_kinds
 from qs3study.runtime import setup_logging
 
-KEY_COLUMNS = ["dataset", "method", "size", "trial"]
+KEY_COLUMNS = ["dataset", "method", "size", "trial", "tuning_draw"]
 COLUMNS = [
     "dataset", "method", "base_method", "trial", "seed", "size", "comparison", "n_labeled", "n_unlabeled",
     "n_features", "n_classes", "status", "reason", "auc", "auc_splits", "mae", "accuracy", "constant_mae",
-    "constant_accuracy", "params", "tuned", "tuning_status",
+    "constant_accuracy", "params", "tuned", "tuning_status", "tuning_draw",
     "kernel_width", "gamma_scale", "gamma_absolute", "kernel_mean_offdiag", "warnings", "n_iter_fitted", "converged",
     "memory_budget_mb",
     "memory_estimate_mb", "fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "trial_wall_s",
@@ -71,14 +75,58 @@ def build_results(result_paths, comparison_sizes):
 
 
 def read_results(path):
-    """Read the results CSV back with the dtypes :func:`build_results` produced (a missing ``converged``: empty)."""
+    """Read the results CSV back with the dtypes :func:`build_results` produced.
+
+    A table written before a column existed gets it: ``converged`` empty, ``tuning_draw`` 0 (one tuning).
+    """
     text = ("reason", "size", "status", "warnings", "kernel_width")
     table = pd.read_csv(path, dtype={c: str for c in text if c != "status"}, keep_default_na=False,
                         na_values={c: [""] for c in COLUMNS if c not in text})
     if "converged" not in table:
         where = table.columns.get_loc("n_iter_fitted") + 1 if "n_iter_fitted" in table else len(table.columns)
         table.insert(where, "converged", pd.Series(np.nan, index=table.index, dtype=object))
+    if "tuning_draw" not in table:
+        where = table.columns.get_loc("tuning_status") + 1 if "tuning_status" in table else len(table.columns)
+        table.insert(where, "tuning_draw", 0)
     return table
+
+
+def tuning_draws(table):
+    """The tuning draws of ``table``, sorted (``[0]`` for a table without the column).
+
+    Raises
+    ------
+    ValueError
+        If some row has no draw.
+    """
+    if "tuning_draw" not in table:
+        return [0]
+    if table["tuning_draw"].isna().any():
+        raise ValueError(f"{int(table['tuning_draw'].isna().sum())} rows of the results table have no tuning_draw")
+    return sorted(int(d) for d in table["tuning_draw"].unique())
+
+
+def one_draw(table, draw=0):
+    """The rows of ``table`` as trained at tuning draw ``draw``: one row per (dataset, method, size, trial).
+
+    A (dataset, method, size) trained at ``draw`` gives that draw's rows; any other gives its draw-0
+    rows (a method tuned once, or a size the draws do not cover). Draw 0 is the study's single tuning.
+
+    Raises
+    ------
+    ValueError
+        If ``draw`` is not one of :func:`tuning_draws`.
+    """
+    draws = tuning_draws(table)
+    if draw not in draws:
+        raise ValueError(f"draw must be one of the table's tuning draws {draws}, got {draw!r}")
+    if len(draws) == 1:  # the table of a run tuned once, as it is
+        return table
+    cell = ["dataset", "method", "size"]
+    at_draw = table["tuning_draw"] == draw
+    drawn = pd.MultiIndex.from_frame(table.loc[at_draw, cell].drop_duplicates())
+    keep = at_draw | ((table["tuning_draw"] == 0) & ~pd.MultiIndex.from_frame(table[cell]).isin(drawn))
+    return table[keep]
 
 
 def unconverged(table):

@@ -170,10 +170,11 @@ def fit_and_score(X_path, y_path, spec, tuned, record, log, *, n_labeled, kernel
     log.info("auc %.6f, fit %.2f s", auc, record["fit_time"])
 
 
-def trial_record(dataset, method, spec, trial, size, tuning, *, base_seed, kernel_width, versions):
+def trial_record(dataset, method, spec, trial, size, tuning, *, base_seed, kernel_width, versions, tuning_draw=0):
     """The result record of one trial before it is trained: what the design and its tuning fix.
 
-    ``versions`` is :func:`qs3study.runtime.package_versions`'s, the same for every trial of a job.
+    ``versions`` is :func:`qs3study.runtime.package_versions`'s, the same for every trial of a job;
+    ``tuning_draw`` the draw of the search whose values ``tuning`` holds (``tuning.draws``; 0: the single tuning).
     """
     return {
         "dataset": dataset,
@@ -185,6 +186,7 @@ def trial_record(dataset, method, spec, trial, size, tuning, *, base_seed, kerne
         "params": {**spec["params"], **tuning.get("best_params", {})},
         "tuned": bool(tuning.get("best_params")),
         "tuning_status": tuning.get("status", "none"),
+        "tuning_draw": int(tuning_draw),
         "kernel_width": kernel_width,
         "gamma_scale": None,
         "gamma_absolute": None,
@@ -267,17 +269,20 @@ def train_job(smk):
     ----------
     smk : snakemake.script.Snakemake
         The job object injected by Snakemake: ``smk.output[0]`` is the folder of the results, ``smk.params.trials``
-        the trials and ``smk.params.tuned`` each trial's tuning record (None where its method has no search).
+        the trials and ``smk.params.tuned`` each trial's tuning record (None where its method has no search);
+        rule ``train_draw``'s wildcard ``draw`` names the tuning draw those records are of (rule ``train``: 0).
     """
     log = setup_logging(smk.log[0])
     wildcards, spec, params = smk.wildcards, smk.params.spec, smk.params
     folder = Path(smk.output[0])
     folder.mkdir(parents=True, exist_ok=True)
     trials, versions = list(params.trials), package_versions()
+    draw = int(getattr(wildcards, "draw", 0))  # rule train_draw's wildcard; rule train is draw 0
     for number, (trial, tuned_path) in enumerate(zip(trials, params.tuned, strict=True), 1):
         tuning = read_json(tuned_path) if tuned_path else {}
         record = trial_record(wildcards.dataset, wildcards.method, spec, trial, wildcards.size, tuning,
-                              base_seed=params.base_seed, kernel_width=params.kernel_width, versions=versions)
+                              base_seed=params.base_seed, kernel_width=params.kernel_width, versions=versions,
+                              tuning_draw=draw)
         child_path = folder / f".trial{trial}.child.json"
         log.info("trial %d (%d of %d), seed %d", trial, number, len(trials), record["seed"])
 

@@ -12,7 +12,7 @@ from baselines.model_selection import CVResult, Halving, ScoreMemo, cross_valida
 from qs3study.datasets import trial_rows
 
 from qs3study.configuration import build_estimator
-from qs3study.design import parse_size, trial_seed
+from qs3study.design import parse_size, trial_seed, tuning_seed
 from qs3study.files import write_json
 from qs3study.grids import resolve_grid
 from qs3study.kernel_width import absolute_params, gamma_scale, grid_edges
@@ -230,6 +230,8 @@ def tune_job(smk):
     log = setup_logging(smk.log[0])
     spec = smk.params.spec
     seed = trial_seed(smk.wildcards.dataset, int(smk.wildcards.trial), smk.params.base_seed)
+    draw = int(getattr(smk.wildcards, "draw", 0))  # rule tune_draw's wildcard; rule tune is draw 0
+    search_seed = tuning_seed(seed, draw)  # the folds and the fits' streams; the split keeps the trial's seed
     X_all = np.load(smk.input.X, mmap_mode="r")
     y_all = np.load(smk.input.y)
     available = y_all.size - smk.params.n_labeled
@@ -244,7 +246,7 @@ def tune_job(smk):
     early_stopping = halving(smk.params.early_stopping)
     kernel_width = smk.params.kernel_width
     scale = gamma_scale(kernel_width, X[split.labeled_mask], seed=seed)
-    fixed = absolute_params(fixed_params(spec, grid, seed), scale)
+    fixed = absolute_params(fixed_params(spec, grid, search_seed), scale)
     log.info("%s on %s trial %s: %s, fixed %s, kernel width %s (gamma x %.6g)", spec["method"],
              smk.wildcards.dataset, smk.wildcards.trial, grid, fixed, kernel_width, scale)
     record = {"dataset": smk.wildcards.dataset, "method": smk.wildcards.method, "seed": seed,
@@ -254,6 +256,8 @@ def tune_job(smk):
               "grid_range": ranges, "rounds": [], "early_stopping": smk.params.early_stopping,
               "kernel_width": kernel_width, "gamma_scale": scale,
               "status": "ok", "reason": "", "best_params": {}, "best_score": None, "grid_edges": [], "search": []}
+    if draw:  # only at draw >= 1: draw 0's record is the single tuning's, byte for byte
+        record.update(tuning_draw=draw, search_seed=search_seed)
     if whole:  # only then: the records of a search without one keep the form they had before the option
         record["whole_range"] = whole
     if widen_tolerance is not None:  # likewise
@@ -268,8 +272,8 @@ def tune_job(smk):
                 bound = candidate_bound(candidates, n_classes)
                 log.info("up to %d candidates x %d folds", bound, smk.params.n_folds)
                 result = cross_validate_params(spec["method"], X, split.y_train, scaled_grid(candidates, scale),
-                                               n_folds=smk.params.n_folds, random_state=seed, fixed_params=fixed,
-                                               groups=groups,
+                                               n_folds=smk.params.n_folds, random_state=search_seed,
+                                               fixed_params=fixed, groups=groups,
                                                halving=early_stopping,
                                                progress=SearchProgress(log, bound), memo=memo)
                 return result, _relative(result.best_params, candidates, scale)

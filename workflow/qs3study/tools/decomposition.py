@@ -33,7 +33,7 @@ import pandas as pd
 from baselines.registry import METHODS as REGISTRY
 
 from qs3study.files import atomic_path, read_columns, refuse_foreign_files, write_json
-from qs3study.stages.tables import comparison_auc, read_results
+from qs3study.stages.tables import comparison_auc, one_draw, read_results
 
 __all__ = ["OURS", "EXACT_REFERENCE", "BASELINES", "PARTS", "PROTOCOLS", "trial_decomposition",
            "summarise", "decomposition_markdown", "main"]
@@ -147,7 +147,7 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, required=True, help="folder of that protocol's figures")
     args = parser.parse_args(argv)
     try:
-        tables = [read_columns(path, READ_COLUMNS, reader=read_results) for path in (args.paper, args.best)]
+        tables = [one_draw(read_columns(path, READ_COLUMNS, reader=read_results)) for path in (args.paper, args.best)]
         trials = trial_decomposition(*tables, args.protocol)
         summary = summarise(trials)
         contents = {"decomposition_trials.csv": trials.to_csv(index=False).encode(),

@@ -21,6 +21,7 @@ import pandas as pd
 
 from baselines.registry import METHODS
 from qs3study.files import atomic_path
+from qs3study.stages.tables import one_draw, read_results
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 BLOCK = re.compile(r"(<!-- generated:(?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
@@ -218,8 +219,7 @@ def sgemm_sweep(root):
     for protocol in PROTOCOLS:
         methods = run_methods(root, f"reproduction-{protocol}")
         labels.update({name: label for name, (label, labeled_only) in methods.items() if not labeled_only})
-        results = pd.read_csv(root / "figures" / f"reproduction-{protocol}" / "results.csv",
-                              usecols=["dataset", "method", "n_unlabeled", "status", "fit_time"])
+        results = one_draw(read_results(root / "figures" / f"reproduction-{protocol}" / "results.csv"))
         sweep = results[results["dataset"] == "sgemm"]
         for method, rows in sweep[sweep["method"].isin(labels)].groupby("method", sort=True):
             finished = rows.groupby("n_unlabeled")["status"].apply(lambda status: (status == "ok").all())

@@ -20,7 +20,7 @@ import sys
 import pandas as pd
 
 from qs3study.files import write_frame
-from qs3study.stages.tables import finished_comparison, read_results
+from qs3study.stages.tables import finished_comparison, one_draw, read_results
 
 __all__ = ["compare"]
 
@@ -69,7 +69,7 @@ def main(argv=None):
     parser.add_argument("--out", help="also write the comparison to this CSV")
     args = parser.parse_args(argv)
     try:
-        result = compare(read_results(args.once), read_results(args.per_trial), args.dataset)
+        result = compare(one_draw(read_results(args.once)), one_draw(read_results(args.per_trial)), args.dataset)
     except ValueError as error:
         print(f"cannot compare: {error}")
         return 2
