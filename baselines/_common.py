@@ -13,8 +13,8 @@ from qs3orao.validation import UNLABELED, check_path_settings
 from ._budget import FLOAT_BYTES, chunk_rows
 from .kernel_cache import cached, caching
 
-__all__ = ["LamPath", "SplitwiseModel", "check_threshold_loss", "check_split_values", "kernel_map", "kernel_scores",
-           "in_chunks"]
+__all__ = ["ChunkedKernel", "LamPath", "SplitwiseModel", "check_threshold_loss", "check_split_values", "kernel_map",
+           "kernel_scores", "in_chunks"]
 
 
 def check_split_values(values, n_splits, name, low, high, *, open_ends=False):
@@ -72,6 +72,36 @@ def _chunk_features(features, X, spans, n_outputs):
     for start, stop in spans:
         kept[start:stop] = features(X[start:stop])
     return kept
+
+
+class ChunkedKernel:
+    """The ``n x n`` kernel matrix of rows ``X``, never held: its rows are computed when asked.
+
+    It offers what :func:`qs3orao.quadratic.solve_kernel_expansion` reads of a
+    kernel matrix: ``shape``, row blocks ``K[rows]`` and products ``K @ M`` (by
+    :func:`in_chunks`, one row chunk of the kernel at a time, never kept, also in
+    a search).  Each product computes the kernel again: ``O(n^2 d)`` time for a
+    chunk's memory.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    gamma : float
+        Kernel parameter of ``exp(-gamma ||x - x'||^2)``.
+    """
+
+    def __init__(self, X, gamma):
+        self.X = X
+        self.shape = (X.shape[0], X.shape[0])
+        self._rows_of = kernel_map(X, gamma)
+
+    def __getitem__(self, rows):
+        """Rows ``K[rows]`` (a slice or an index array), shape ``(len(rows), n)``."""
+        return self._rows_of(self.X[rows])
+
+    def __matmul__(self, M):
+        """``K @ M`` for ``M`` of shape (n,) or (n, m)."""
+        return in_chunks(self._rows_of, self.X, self.shape[0], M)
 
 
 class LamPath:

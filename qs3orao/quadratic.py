@@ -403,9 +403,15 @@ def solve_kernel_expansion(K, codes, risk, lam, system=None):
     sides.  Otherwise (a negative ``d``) the whole system is formed in O(n^2)
     and solved by one LU factorisation.
 
+    The solve reads ``K`` only by row blocks ``K[rows]`` (a slice or an index
+    array) and products ``K @ M``, so ``K`` may be any symmetric matrix that
+    offers them with ``shape``, e.g. a kernel whose rows are computed when asked
+    (:class:`baselines._common.ChunkedKernel`); then the solve holds the
+    system (``|P| x |P|`` of it on the Cholesky route) and row chunks.
+
     Parameters
     ----------
-    K : ndarray of shape (n, n)
+    K : ndarray of shape (n, n), or a matrix offering ``shape``, ``K[rows]`` and ``K @ M``
     codes : ndarray of int, shape (n,)
     risk : PairwiseRisk
     lam : float
@@ -417,14 +423,15 @@ def solve_kernel_expansion(K, codes, risk, lam, system=None):
     ndarray of shape (n,)
     """
     diag, indicators, coupling, grad = _kernel_expansion_problem(K, codes, risk)
-    system = np.empty_like(K) if system is None else system
+    system = np.empty(K.shape) if system is None else system
     if np.all(diag >= 0.0):
         return _solve_by_cholesky(K, diag, indicators, coupling, -grad, lam, system)
-    low_rank = coupling @ (indicators.T @ K)
-    np.multiply(diag[:, None], K, out=system)
+    low_rank = coupling @ (K @ indicators).T  # E^T K = (K E)^T, K symmetric
     step = chunk_rows(K.shape[0])
     for start in range(0, K.shape[0], step):
-        system[start:start + step] += indicators[start:start + step] @ low_rank
+        rows = slice(start, start + step)
+        np.multiply(diag[rows, None], K[rows], out=system[rows])
+        system[rows] += indicators[rows] @ low_rank
     system[np.diag_indices_from(system)] += lam
     # LAPACK is column-major: factor the transpose in place and solve with trans=1.
     lu, piv = linalg.lu_factor(system.T, overwrite_a=True, check_finite=False)
@@ -441,13 +448,15 @@ def _solve_by_cholesky(K, diag, indicators, coupling, rhs, lam, work):
     weighed = np.flatnonzero(diag > 0.0)
     idle = np.flatnonzero(diag == 0.0)
     root = np.sqrt(diag[weighed])
-    # S in the work array's first |P|^2 entries, formed in place (no temporary of K's size).
+    # S in the work array's first |P|^2 entries, formed in place from row chunks (no temporary of K's size).
     S = work.reshape(-1)[:weighed.size ** 2].reshape(weighed.size, weighed.size)
-    if idle.size:
-        for i, row in enumerate(weighed):
-            np.take(K[row], weighed, out=S[i])
-    else:
-        S[...] = K
+    step = chunk_rows(K.shape[0])
+    for start in range(0, weighed.size, step):
+        block = slice(start, start + step)
+        if idle.size:
+            np.take(K[weighed[block]], weighed, axis=1, out=S[block])
+        else:
+            S[block] = K[block]
     S *= root[:, None]
     S *= root[None, :]
     S[np.diag_indices_from(S)] += lam

@@ -49,7 +49,7 @@ def test_fit_path_varies_only_lam(make_problem):
         MPNUAUC().fit_path(X, y, [dict(lam=0.0)])
 
 
-@pytest.mark.parametrize("estimator, matrix", [(MSAMULT(), "n"), (QS3ORAOExact(), "n"),
+@pytest.mark.parametrize("estimator, matrix", [(MSAMULT(low_memory=False), "n"), (QS3ORAOExact(), "n"),
                                                (NystromAUC(n_landmarks=100, random_state=0), "D")])
 def test_a_path_counts_its_extra_matrices_in_the_budget(estimator, matrix, make_problem):
     X, y, _ = make_problem(n=150)
@@ -60,6 +60,20 @@ def test_a_path_counts_its_extra_matrices_in_the_budget(estimator, matrix, make_
     clone(estimator).set_params(memory_budget=budget).fit(X, y)
     with pytest.raises(MemoryBudgetExceeded):
         clone(estimator).set_params(memory_budget=budget).fit_path(X, y, [dict(lam=1.0), dict(lam=2.0)])
+
+
+
+def test_a_samult_path_over_the_budget_takes_the_low_memory_solver(make_problem):
+    X, y, _ = make_problem(n=150)
+    one = MSAMULT().fit(X, y)
+    budget = one.memory_estimate_ + 8 * 150 * 150  # one fast fit fits, the fast path does not
+    settings = [dict(lam=1.0), dict(lam=0.01)]
+    path = MSAMULT(memory_budget=budget).fit_path(X, y, settings)
+    assert not one.low_memory_ and all(model.low_memory_ for model in path)
+    assert path[0].memory_estimate_ == MSAMULT(low_memory=True).fit(X, y).memory_estimate_ <= budget
+    for model, setting in zip(path, settings):
+        own = MSAMULT(low_memory=False, **setting).fit(X, y)
+        np.testing.assert_allclose(model.coef_, own.coef_, rtol=0, atol=1e-10 * np.abs(own.coef_).max())
 
 
 @pytest.mark.slow

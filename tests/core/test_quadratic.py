@@ -134,6 +134,30 @@ def test_kernel_expansion_solve_is_backward_stable(tradeoff, lam, make_risk):
     np.testing.assert_allclose(K @ coef, K @ expected, rtol=0, atol=max(bound, 1e-13))
 
 
+class RowsAndProducts:
+    """A kernel matrix offered only as ``shape``, row blocks and products, in row chunks of 5."""
+
+    def __init__(self, K):
+        self._K, self.shape = K, K.shape
+
+    def __getitem__(self, rows):
+        return self._K[rows].copy()
+
+    def __matmul__(self, M):
+        return np.concatenate([self._K[start:start + 5] @ M for start in range(0, self.shape[0], 5)])
+
+
+@pytest.mark.parametrize("make_risk", [lambda: samult_risk(1, 3, 0.5), lambda: samult_risk(1, 3, 1.0),
+                                       lambda: pnu_risk(1, 3, 0.9, 0.7)])  # every row weighed, some idle, the LU route
+def test_a_kernel_given_by_rows_and_products_gives_the_dense_kernels_solution(make_risk):
+    codes = np.array([0, 1, 2, -1, -1] * 6)
+    X = np.random.default_rng(4).normal(size=(codes.size, 2))
+    K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(axis=-1))
+    dense = solve_kernel_expansion(K, codes, make_risk(), 0.1)
+    by_rows = solve_kernel_expansion(RowsAndProducts(K), codes, make_risk(), 0.1)
+    np.testing.assert_allclose(by_rows, dense, rtol=0, atol=1e-12 * np.abs(dense).max())
+
+
 def test_the_cholesky_route_factorises_only_the_weighed_rows():
     from unittest import mock
 

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from qs3study.perf.summary import compiled_steps_ratio, grid_pass_ratio, lam_path_ratio, throughput_vs_gemm
+from qs3study.perf.summary import (EXACT_BASELINES, compiled_steps_ratio, grid_pass_ratio, lam_path_ratio,
+                                   throughput_vs_gemm)
 
 
 @pytest.mark.requires_numba
@@ -57,3 +58,9 @@ def test_grid_pass_rows_time_the_path_and_the_products_it_cannot_avoid():
         # 6 settings x 300 rows x 40 steps (three products of 16 blocks: 48) x 8 features, 2 flops each
         assert floor.split("flops = ")[1].startswith(f"{2 * 6 * 300 * 48 * 8:.4g} at ")
     assert rows[1][2].split(" / ")[0] == rows[3][2].split(" / ")[0]  # one timing of the products for both
+
+
+def test_the_crossover_sweep_times_and_bounds_the_exact_baselines_fast_solvers():
+    # Their low-memory solvers would run past the budget at which the sweep records them as stopped.
+    assert {name: make().low_memory for name, make in EXACT_BASELINES.items()} == {"M-PNU-AUC": False,
+                                                                                  "M-SAMULT": False}
