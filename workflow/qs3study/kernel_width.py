@@ -16,10 +16,13 @@ A kernel is *degenerate* when its mean off-diagonal value on those rows is
 below :data:`DEGENERATE_LOW` (every row its own island: scores carry no
 ranking information) or above :data:`DEGENERATE_HIGH` (every row alike).
 
-A tuned value on the edge of its grid is either on a *search limit* (a wider
-search might do better) or on a *natural bound*, the parameter's own domain
-bound (:data:`NATURAL_BOUNDS`: a trade-off of 0 or 1), which no search can
-pass; :func:`edge_kind` tells them apart.
+A tuned value on the edge of its grid is on a *search limit* (a wider search
+might do better), on a *natural bound*, the parameter's own domain bound
+(:data:`NATURAL_BOUNDS`: a trade-off of 0 or 1), which no search can pass, or
+*settled*: on the edge of a widened search whose last round moved the best
+cross-validated AUC by less than its declared ``widen_tolerance``
+(:func:`settled_edges`), so that widening no longer paid. :func:`edge_kind`
+tells the three apart.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from qs3orao.validation import SHARED_PARAMS
 
 __all__ = ["KERNEL_WIDTHS", "DEGENERATE_LOW", "DEGENERATE_HIGH", "MAX_ROWS", "pairwise_sq_distances",
            "median_sq_distance", "gamma_scale", "absolute_params", "mean_off_diagonal", "degenerate_kernel",
-           "grid_edges", "NATURAL_BOUNDS", "edge_kind", "warning_kinds"]
+           "grid_edges", "settled_edges", "NATURAL_BOUNDS", "edge_kind", "warning_kinds"]
 
 KERNEL_WIDTHS = ("literal", "median")
 DEGENERATE_LOW = 1e-3
@@ -143,10 +146,42 @@ def grid_edges(best_params, grid):
 #: Parameter -> its own domain ``(low, high)``: a tuned value there is on a natural bound, not on a search limit.
 NATURAL_BOUNDS = {**SHARED_PARAMS, "l2_regularization": (0.0, math.inf)}
 _EDGE = re.compile(r"grid edge: (?P<name>\w+)(?:\[\d+\])? = (?P<value>\S+) is the (?:smallest|largest) value")
+#: What :func:`settled_edges` appends to a warning, and :func:`edge_kind` reads.
+SETTLED = "widening settled"
+
+
+def settled_edges(warnings, names, gain, tolerance):
+    """``warnings`` with each search-limit hit of a widened parameter marked *settled*.
+
+    Parameters
+    ----------
+    warnings : list of str
+        :func:`grid_edges` warnings of one search.
+    names : collection of str
+        The widened parameters (the search's ``grid_range``); only their hits are marked.
+    gain : float
+        The last round's gain in best cross-validated AUC over the rounds before it.
+    tolerance : float
+        The search's ``widen_tolerance``; ``gain`` must be below it.
+
+    Returns
+    -------
+    list of str
+    """
+    if not gain < tolerance:
+        raise ValueError(f"gain must be below the widen_tolerance {tolerance:g} for the hits to be settled, got {gain:g}")
+    marked = []
+    for warning in warnings:
+        match = _EDGE.search(warning)
+        if match is not None and match["name"] in names and edge_kind(warning) == "search limit":
+            warning += (f" ({SETTLED}: the last round moved the best CV AUC by {gain:+.4g}, less than "
+                        f"widen_tolerance {tolerance:g})")
+        marked.append(warning)
+    return marked
 
 
 def edge_kind(warning):
-    """``"natural bound"``, ``"search limit"`` or None (not a :func:`grid_edges` warning) for one warning text.
+    """``"natural bound"``, ``"settled"``, ``"search limit"`` or None (not a :func:`grid_edges` warning) for one warning.
 
     Examples
     --------
@@ -154,12 +189,16 @@ def edge_kind(warning):
     'natural bound'
     >>> edge_kind("grid edge: gamma = 64 is the largest value of its grid (0.125 .. 64)")
     'search limit'
+    >>> edge_kind("grid edge: gamma = 64 is the largest value of its grid (0.125 .. 64) (widening settled: ...)")
+    'settled'
     """
     match = _EDGE.search(warning)
     if match is None:
         return None
     bounds = NATURAL_BOUNDS.get(match["name"])
-    return "natural bound" if bounds is not None and float(match["value"]) in bounds else "search limit"
+    if bounds is not None and float(match["value"]) in bounds:
+        return "natural bound"
+    return "settled" if f"({SETTLED}:" in warning else "search limit"
 
 
 def warning_kinds(warnings):
@@ -168,11 +207,13 @@ def warning_kinds(warnings):
     Returns
     -------
     set of str
-        ``"search limit"`` if some tuned value is on a search limit, ``"natural bound"`` if
-        tuned values are on the edge only at natural bounds, ``"other"`` for any other warning
-        (a degenerate kernel, a warning of the fit, a fallback).
+        The row's edge hits counted once, at their most telling kind: ``"search limit"`` if some
+        tuned value is on a search limit, else ``"settled"`` if some is on the edge of a widening
+        that settled, else ``"natural bound"`` if some is on a natural bound; and ``"other"`` for
+        any other warning (a degenerate kernel, a warning of the fit, a fallback).
     """
     kinds = {edge_kind(part) or "other" for part in warnings.split("; ") if part}
-    if "search limit" in kinds:
-        kinds.discard("natural bound")
+    for kind, weaker in (("search limit", ("settled", "natural bound")), ("settled", ("natural bound",))):
+        if kind in kinds:
+            kinds.difference_update(weaker)
     return kinds

@@ -73,7 +73,7 @@ def test_edge_table_counts_hits_per_dataset_and_method():
                 "grid_edges": [], "rounds": []}]
     table = edge_table(records)
     assert table.set_index("method").loc["svorex", "n_edge_hits"] == 1
-    assert "| a | 0 + 0 (1) | 1 + 0 (3) |" in edge_markdown(table)
+    assert "| a | 0 + 0 + 0 (1) | 1 + 0 + 0 (3) |" in edge_markdown(table)
 
 
 def test_edge_table_counts_natural_bounds_apart_from_search_limits():
@@ -83,5 +83,18 @@ def test_edge_table_counts_natural_bounds_apart_from_search_limits():
     records = [{"dataset": "a", "method": "m-samult", "seed": 1, "status": "ok", "best_params": {}, "best_score": 0.8,
                 "grid_edges": edges, "rounds": [{}, {}]}]
     table = edge_table(records)
-    assert table[["n_edge_hits", "n_natural_bound"]].values.tolist() == [[3, 2]]
-    assert "| a | 1 + 2 (2) |" in edge_markdown(table)
+    assert table[["n_edge_hits", "n_natural_bound", "n_settled"]].values.tolist() == [[3, 2, 0]]
+    assert "| a | 1 + 0 + 2 (2) |" in edge_markdown(table)
+
+
+def test_edge_table_counts_settled_hits_apart_from_limits_and_natural_bounds():
+    settled = ("grid edge: gamma = 0.000244141 is the smallest value of its grid (0.000244141 .. 0.125) "
+               "(widening settled: the last round moved the best CV AUC by +0.0002, less than widen_tolerance 0.001)")
+    edges = [settled, "grid edge: lam = 9.53674e-07 is the smallest value of its grid (9.53674e-07 .. 8)",
+             "grid edge: tradeoff[0] = 1 is the largest value of its grid (0 .. 1)"]
+    records = [{"dataset": "a", "method": "m-samult", "seed": 1, "status": "ok", "best_params": {}, "best_score": 0.8,
+                "grid_edges": edges, "rounds": [{}, {}, {}]}]
+    table = edge_table(records)
+    assert table[["n_edge_hits", "n_natural_bound", "n_settled"]].values.tolist() == [[3, 1, 1]]
+    markdown = edge_markdown(table)
+    assert "| a | 1 + 1 + 1 (3) |" in markdown and "s settled" in markdown

@@ -9,12 +9,13 @@ import pytest
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from baselines.model_selection import Halving
+from baselines.model_selection import CVResult, Halving
 from baselines.registry import TRADEOFF_GRID, tuning_grid
 from qs3study.configuration import check_methods, method_spec
 from qs3study.datasets import semisupervised_split
 from qs3study.design import trial_seed
 from qs3study.grids import resolve_grid
+from qs3study.kernel_width import edge_kind
 from qs3study.stages import tuning
 from qs3study.stages.tuning import halving, scaled_grid, tune_job
 
@@ -185,6 +186,23 @@ def test_a_widen_tolerance_is_recorded_and_stops_the_rounds(tmp_path, tiny_confi
     assert stopped["widen_tolerance"] == 1.0 and len(stopped["rounds"]) == 2 < len(plain["rounds"])
     assert "improves on the previous best by less than widen_tolerance 1" in (tmp_path / "logs" /
                                                                               "tune.log").read_text()
+
+
+def test_a_widening_stopped_by_its_tolerance_marks_the_edge_it_leaves_settled(tmp_path, tiny_config, job, monkeypatch):
+    """A search whose CV AUC creeps up by 1e-5 per halving of lam: with widen_tolerance 0.001 it stops after
+    round 2 on the edge of what it searched (settled); without, it runs on to the declared limit (search limit)."""
+    def creeping(method, X, y, grid, **kwargs):
+        lam = min(grid.grid["lam"])
+        return CVResult({"lam": lam}, 0.9 - 1e-5 * np.log2(lam), [])
+
+    monkeypatch.setattr(tuning, "cross_validate_params", creeping)
+    grid = {"staged": {"lam": [2.0 ** e for e in range(4, 11)]}, "split_values": [0.0, 1.0], "per_split": False}
+    stopped = tune_record(tmp_path, tiny_config, job, grid, grid_range={"lam": [-20, 12]}, widen_tolerance=0.001)
+    assert len(stopped["rounds"]) == 2 and stopped["best_params"] == {"lam": 2.0}
+    [edge] = stopped["grid_edges"]
+    assert edge_kind(edge) == "settled" and "moved the best CV AUC by +3e-05, less than widen_tolerance 0.001" in edge
+    limit = tune_record(tmp_path, tiny_config, job, grid, grid_range={"lam": [-20, 12]})
+    assert limit["best_params"] == {"lam": 2.0 ** -20} and [edge_kind(e) for e in limit["grid_edges"]] == ["search limit"]
 
 
 @pytest.mark.parametrize("tolerance", [0.001, None])

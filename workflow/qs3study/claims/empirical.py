@@ -25,6 +25,12 @@ the draw's rows of the methods trained at it, the others' single rows); a claim
 whose verdict is the same at every draw keeps it, any other "depends on the
 tuning draw" (:func:`qs3study.claims.verdicts.draw_verdict`), and its evidence
 gives every draw's verdict and evidence.
+
+Unconverged fits: every claim is read twice, on every trial and without the trials in
+which some fit reached its iteration limit unconverged (:func:`without_unconverged`);
+``verdict`` is the first reading, ``verdict_without_unconverged`` the second, and the
+evidence names the trials left out and, where the verdicts differ, the second reading's
+evidence.
 """
 
 from __future__ import annotations
@@ -36,12 +42,12 @@ from scipy import stats
 from baselines.registry import METHODS as REGISTRY, make_method
 from qs3study.datasets import get_spec
 
-from qs3study.stages.tables import comparison_auc, holm, one_draw, tuning_draws
+from qs3study.stages.tables import comparison_auc, holm, one_draw, tuning_draws, unconverged
 from .crossover import crossover_evidence, memory_evidence
 from .verdicts import draw_verdict
 
 __all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "PROTOCOL_NAMES", "ProtocolClaims", "paper_methods",
-           "counted_datasets", "empirical_claims"]
+           "counted_datasets", "without_unconverged", "empirical_claims"]
 
 OURS = "qs3orao"
 #: Claim 8e's second reading, on the objective: f* against f* with tradeoff = 1 (labels of the configurations).
@@ -296,6 +302,27 @@ def counted_datasets(table, paper, screened=None):
     return counted, left_out
 
 
+def without_unconverged(table):
+    """``table`` without the trials in which some fit reached its iteration limit unconverged.
+
+    Every method's row of such a trial (same dataset, unlabeled size and trial) is left out, so the
+    paired comparisons stay paired (:func:`qs3study.stages.tables.unconverged`).
+
+    Returns
+    -------
+    kept : pandas.DataFrame
+    left_out : dict
+        Dataset -> the number of its trials left out (at any size), for the datasets with some.
+    """
+    bad = unconverged(table)
+    if not bad.any():  # nothing to leave out (a table may then lack the size column)
+        return table, {}
+    keys = ["dataset", "size", "trial"]
+    dropped = table.loc[bad, keys].drop_duplicates()
+    out = pd.MultiIndex.from_frame(table[keys]).isin(pd.MultiIndex.from_frame(dropped))
+    return table[~out], dropped.groupby("dataset").size().to_dict()
+
+
 def empirical_claims(table, criteria=None, screened=None):
     """Verdicts of the empirical claims from a results table, read at each of its tuning draws.
 
@@ -311,8 +338,9 @@ def empirical_claims(table, criteria=None, screened=None):
     Returns
     -------
     dict of str to dict
-        Keys :data:`KEYS`; values ``{"verdict", "evidence"}``. With one draw, that draw's; with several, the
-        verdict of :func:`qs3study.claims.verdicts.draw_verdict` and every draw's verdict and evidence.
+        Keys :data:`KEYS`; values ``{"verdict", "verdict_without_unconverged", "evidence"}``
+        (:func:`without_unconverged`). With one draw, that draw's; with several, the verdicts of
+        :func:`qs3study.claims.verdicts.draw_verdict` and every draw's verdict and evidence.
     """
     criteria = {**DEFAULT_CRITERIA, **(criteria or {})}
     draws = tuning_draws(table)
@@ -327,11 +355,32 @@ def empirical_claims(table, criteria=None, screened=None):
                          for draw in draws)
         claims[key] = _result(verdict, f"read at each of {len(draws)} tuning draws of {', '.join(drawn)} "
                                        f"(the other methods tuned once): {each}")
+        claims[key]["verdict_without_unconverged"] = draw_verdict(
+            [at[draw][key]["verdict_without_unconverged"] for draw in draws])
     return claims
 
 
 def _claims_at_draw(table, criteria, screened):
-    """:func:`empirical_claims` on a table of one tuning draw (:func:`qs3study.stages.tables.one_draw`)."""
+    """:func:`empirical_claims` on a table of one tuning draw, read with and without its unconverged trials."""
+    claims = _claims_of(table, criteria, screened)
+    kept, left_out = without_unconverged(table)
+    if not left_out:
+        for result in claims.values():
+            result["verdict_without_unconverged"] = result["verdict"]
+        return claims
+    without = _claims_of(kept, criteria, screened)
+    trials = ", ".join(f"{dataset} {n}" for dataset, n in sorted(left_out.items()))
+    for key, result in claims.items():
+        other = without[key]["verdict"]
+        result["verdict_without_unconverged"] = other
+        result["evidence"] += (f". Without the trials with an unconverged fit ({trials}): "
+                               + (f"the same verdict, {other}" if other == result["verdict"]
+                                  else f"{other} ({without[key]['evidence']})"))
+    return claims
+
+
+def _claims_of(table, criteria, screened):
+    """The claims of one reading of a table of one tuning draw."""
     table = table.assign(n_unlabeled=pd.to_numeric(table["n_unlabeled"], errors="coerce"))
     paper = paper_methods(list(dict.fromkeys(table["method"])))
     counted, left_out = counted_datasets(table, paper, screened)
@@ -374,6 +423,8 @@ def claims_job(smk):
     claims = empirical_claims(read_results(smk.input.table), smk.params.criteria, screened)
     rows = [{"claim": key, **value} for key, value in claims.items()]
     for row in rows:
-        log.info("%s: %s (%s)", row["claim"], row["verdict"], row["evidence"])
+        log.info("%s: %s; without unconverged trials %s (%s)", row["claim"], row["verdict"],
+                 row["verdict_without_unconverged"], row["evidence"])
     with atomic_path(smk.output[0]) as tmp:
-        pd.DataFrame(rows, columns=["claim", "verdict", "evidence"]).to_csv(tmp, index=False)
+        pd.DataFrame(rows, columns=["claim", "verdict", "verdict_without_unconverged", "evidence"]).to_csv(
+            tmp, index=False)

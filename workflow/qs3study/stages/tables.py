@@ -222,8 +222,9 @@ def auc_summary(table, reference, methods):
         over every test of the table), ``p_wilcoxon``, ``n_pairs``, ``not_ok``
         (trials that did not finish, by status) and ``n_warnings`` (finished
         trials with a warning: degenerate kernel, tuned value on a grid edge), split into
-        ``n_search_limit`` (a tuned value on a search limit), ``n_natural_bound`` (tuned values on
-        the edge only at a parameter's natural bound) and ``n_other_warnings`` (any other warning;
+        ``n_search_limit`` (a tuned value on a search limit), ``n_settled`` (else a tuned value on the
+        edge of a widening that settled), ``n_natural_bound`` (tuned values on the edge only at a
+        parameter's natural bound) and ``n_other_warnings`` (any other warning;
         :func:`qs3study.kernel_width.warning_kinds`), and ``n_unconverged`` (finished trials whose fit
         reached its iteration limit without meeting its convergence criterion, :func:`unconverged`).
     """
@@ -257,7 +258,7 @@ def auc_summary(table, reference, methods):
             rows.append(row)
     columns = ["dataset", "method", "n_unlabeled", "n_trials", "auc_mean", "auc_std", "mae_mean", "accuracy_mean",
                "constant_mae", "constant_accuracy", "best", "diff_vs_reference", "p_ttest", "p_holm", "p_wilcoxon",
-               "n_pairs", "not_ok", "n_warnings", "n_search_limit", "n_natural_bound", "n_other_warnings",
+               "n_pairs", "not_ok", "n_warnings", "n_search_limit", "n_settled", "n_natural_bound", "n_other_warnings",
                "n_unconverged"]
     summary = pd.DataFrame(rows).reindex(columns=columns)
     summary["p_holm"] = holm(summary["p_ttest"])
@@ -311,8 +312,10 @@ def _constant_cell(rows):
 
 ROLE_MARKS = {"paper": "", "alternative": " †", "reference": " ‡"}
 #: Column of :func:`auc_summary` -> the kind of warning it counts (:func:`qs3study.kernel_width.warning_kinds`).
-WARNING_COLUMNS = {"n_search_limit": "search limit", "n_natural_bound": "natural bound", "n_other_warnings": "other"}
-WARNING_MARKS = {"search limit": "on a search limit", "natural bound": "on a natural bound", "other": "warned"}
+WARNING_COLUMNS = {"n_search_limit": "search limit", "n_settled": "settled", "n_natural_bound": "natural bound",
+                   "n_other_warnings": "other"}
+WARNING_MARKS = {"search limit": "on a search limit", "settled": "on a settled edge", "natural bound": "on a natural bound",
+                 "other": "warned"}
 
 
 def summary_markdown(summary, reference, labels, alpha=0.05, *, roles=None, titles=None):
@@ -358,6 +361,8 @@ def summary_markdown(summary, reference, labels, alpha=0.05, *, roles=None, titl
               f"rows; the last column predicts the labeled rows' majority class for every row (its AUC is 0.5). "
               f"[n on a search limit]: finished trials with a tuned value on the smallest or largest value "
               f"searched (after any widening: the declared limit), where a wider search might do better; "
+              f"[n on a settled edge]: else a tuned value on the edge of a widened search whose last round moved "
+              f"the best CV AUC by less than the declared widen_tolerance, so widening no longer paid; "
               f"[n on a natural bound]: trials whose tuned values sit on an edge only at the parameter's own "
               f"domain bound (a trade-off of 0 or 1), which no search can pass; [n warned]: trials with "
               f"another warning (degenerate kernel, a warning of the fit, a declared fallback after a failed "

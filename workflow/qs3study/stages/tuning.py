@@ -15,10 +15,10 @@ from qs3study.configuration import build_estimator
 from qs3study.design import parse_size, trial_seed, tuning_seed
 from qs3study.files import write_json
 from qs3study.grids import resolve_grid
-from qs3study.kernel_width import absolute_params, gamma_scale, grid_edges
+from qs3study.kernel_width import absolute_params, gamma_scale, grid_edges, settled_edges
 from qs3study.runtime import limit_threads, process_cpu_s, setup_logging
 
-__all__ = ["WINDOW", "halving", "fixed_params", "scaled_grid", "widened_search",
+__all__ = ["WINDOW", "halving", "fixed_params", "scaled_grid", "widened_search", "last_gain",
            "candidate_bound", "SearchProgress", "tune_job"]
 
 #: Values of a widened parameter searched per round: consecutive powers of two, as many as the paper's grid.
@@ -59,6 +59,23 @@ def _window(centre, low, high, width=WINDOW):
     return list(range(start, min(start + width, high + 1)))
 
 
+def last_gain(rounds):
+    """The last round's best cross-validated AUC minus the best of the rounds before it (None for one round).
+
+    Parameters
+    ----------
+    rounds : list of dict
+        The rounds of :func:`widened_search`, each with its ``best_score``.
+
+    Returns
+    -------
+    float or None
+    """
+    if len(rounds) < 2:
+        return None
+    return rounds[-1]["best_score"] - max(r["best_score"] for r in rounds[:-1])
+
+
 def widened_search(run, grid, ranges, *, whole=(), widen_tolerance=None, log=None):
     """The search of ``grid`` (staged or a plain product) with some parameters over wide ranges of powers of two.
 
@@ -75,8 +92,8 @@ def widened_search(run, grid, ranges, *, whole=(), widen_tolerance=None, log=Non
     value sits on the edge of what was searched, or sits on the declared limit
     (an edge hit that remains, counted by :func:`qs3study.kernel_width.grid_edges`),
     or, with ``widen_tolerance``, when a round's best cross-validated AUC improves on
-    the best of the rounds before by less than it (an edge hit may then remain, and is
-    counted so).
+    the best of the rounds before by less than it (:func:`last_gain`; an edge hit may then
+    remain, and :func:`tune_job` marks it settled).
 
     Parameters
     ----------
@@ -129,7 +146,7 @@ def widened_search(run, grid, ranges, *, whole=(), widen_tolerance=None, log=Non
         if log is not None:
             log.info("round %d: %s -> best %s (cv auc %.4f)", len(rounds), rounds[-1]["grid"], result.best_params,
                      result.best_score)
-        gain = None if best is None else result.best_score - best.best_score
+        gain = last_gain(rounds)
         if best is None or result.best_score > best.best_score:
             best = result
         if gain is not None and widen_tolerance is not None and gain < widen_tolerance:
@@ -221,6 +238,8 @@ def tune_job(smk):
     with its reason and no best parameters; the trial's training jobs then fail
     with that reason, or train on the configured parameters and say so when
     ``tuning.on_failure`` is ``configured`` (:func:`qs3study.stages.training.tuning_failure`).
+    With ``widen_tolerance``, when the last round gained less than it, the edge hits of the
+    widened parameters are marked settled (:func:`qs3study.kernel_width.settled_edges`).
 
     Parameters
     ----------
@@ -296,6 +315,9 @@ def tune_job(smk):
                 searched, table = {}, result.table
             edges = grid_edges(best, {**grid.grid, **searched, **({grid.split_param: grid.split_values}
                                                                    if grid.split_param else {})})
+            gain = last_gain(record["rounds"])
+            if widen_tolerance is not None and gain is not None and gain < widen_tolerance:
+                edges = settled_edges(edges, ranges, gain, widen_tolerance)
             record.update(best_params=best, best_score=result.best_score, grid_edges=edges, search=table)
             log.info("best %s (cv auc %.4f)", best, result.best_score)
             for edge in edges:

@@ -3,8 +3,9 @@
 Both read the JSON records of the ``tune`` jobs (:func:`qs3study.stages.tuning.tune_job`):
 
 - :func:`edge_table` counts, per dataset and method, the tuned values that sit on
-  an edge of what was searched (after any widening, ``grid_range``), so a reader
-  sees where a method may not have had its best chance;
+  an edge of what was searched (after any widening, ``grid_range``), by kind
+  (:func:`qs3study.kernel_width.edge_kind`), so a reader sees where a method may
+  not have had its best chance;
 - :func:`signal_screen` applies the screen declared before the run
   (``claims.signal_level``): a dataset on which no method's cross-validated AUC
   on the labeled rows reaches the level carries no signal the methods can use,
@@ -36,40 +37,45 @@ def edge_table(records):
     Returns
     -------
     pandas.DataFrame
-        ``dataset, method, trial_seed, status, n_edge_hits, n_natural_bound, rounds, edges, best_params,
-        best_cv_auc``; ``n_natural_bound`` counts the hits at a parameter's own domain bound
-        (:func:`qs3study.kernel_width.edge_kind`), the others are on a search limit; ``rounds`` is
-        the number of widened-search rounds (1 for a fixed grid).
+        ``dataset, method, trial_seed, status, n_edge_hits, n_natural_bound, n_settled, rounds, edges,
+        best_params, best_cv_auc``; ``n_natural_bound`` counts the hits at a parameter's own domain
+        bound, ``n_settled`` those of a widening that settled (its last round gained less than its
+        ``widen_tolerance``; :func:`qs3study.kernel_width.edge_kind`), the others are on a search
+        limit; ``rounds`` is the number of widened-search rounds (1 for a fixed grid).
     """
     rows = [{"dataset": r["dataset"], "method": r["method"], "trial_seed": r["seed"], "status": r["status"],
              "n_edge_hits": len(r.get("grid_edges", [])),
-             "n_natural_bound": sum(edge_kind(edge) == "natural bound" for edge in r.get("grid_edges", [])),
+             **{f"n_{kind.replace(' ', '_')}": sum(edge_kind(edge) == kind for edge in r.get("grid_edges", []))
+                for kind in ("natural bound", "settled")},
              "rounds": max(len(r.get("rounds", [])), 1),
              "edges": "; ".join(r.get("grid_edges", [])), "best_params": json.dumps(r.get("best_params", {}),
                                                                                   sort_keys=True),
              "best_cv_auc": r.get("best_score")} for r in records]
-    columns = ["dataset", "method", "trial_seed", "status", "n_edge_hits", "n_natural_bound", "rounds", "edges", "best_params",
-               "best_cv_auc"]
+    columns = ["dataset", "method", "trial_seed", "status", "n_edge_hits", "n_natural_bound", "n_settled", "rounds",
+               "edges", "best_params", "best_cv_auc"]
     return pd.DataFrame(rows, columns=columns).sort_values(["dataset", "method"], kind="stable")
 
 
 def edge_markdown(table, labels=None):
-    """Edge hits as a markdown table: datasets by rows, methods by columns, ``limit + natural (rounds)`` per cell."""
+    """Edge hits as a markdown table: datasets by rows, methods by columns, ``limit + settled + natural (rounds)`` per cell."""
     labels = labels or {}
     methods = list(dict.fromkeys(table["method"]))
     lines = ["| dataset | " + " | ".join(labels.get(m, m) for m in methods) + " |", "|" + "---|" * (len(methods) + 1)]
     for dataset, rows in table.groupby("dataset", sort=False):
-        rows = rows.groupby("method").agg(hits=("n_edge_hits", "sum"), natural=("n_natural_bound", "sum"),
-                                          rounds=("rounds", "max"))
-        cells = [f"{int(rows.loc[m, 'hits'] - rows.loc[m, 'natural'])} + {int(rows.loc[m, 'natural'])} "
-                 f"({int(rows.loc[m, 'rounds'])})" if m in rows.index else "n/a" for m in methods]
+        rows = rows.groupby("method").agg(hits=("n_edge_hits", "sum"), settled=("n_settled", "sum"),
+                                          natural=("n_natural_bound", "sum"), rounds=("rounds", "max"))
+        cells = [f"{int(rows.loc[m, 'hits'] - rows.loc[m, 'settled'] - rows.loc[m, 'natural'])} + "
+                 f"{int(rows.loc[m, 'settled'])} + {int(rows.loc[m, 'natural'])} ({int(rows.loc[m, 'rounds'])})"
+                 if m in rows.index else "n/a" for m in methods]
         lines.append(f"| {dataset} | " + " | ".join(cells) + " |")
     lines += ["", "Tuned values on an edge of the values searched (per-split weights counted one by one), as "
-                  "a + b: a on a search limit, where a wider search might do better, b on a natural bound, the "
-                  "parameter's own domain bound (a trade-off of 0 or 1, an L2 penalty of 0), which no search can "
-                  "pass; in brackets the rounds of the widened search (1: the configured grid alone). A search-"
-                  "limit hit that remains after widening sits on the configuration's declared limit (grid_range); "
-                  "the values are in grid_edges.csv."]
+                  "a + s + b: a on a search limit, where a wider search might do better, s settled, on the edge of "
+                  "a widened search whose last round moved the best CV AUC by less than the declared "
+                  "widen_tolerance (widening no longer paid), b on a natural bound, the parameter's own domain "
+                  "bound (a trade-off of 0 or 1, an L2 penalty of 0), which no search can pass; in brackets the "
+                  "rounds of the widened search (1: the configured grid alone). A search-limit hit that remains "
+                  "after widening sits on the configuration's declared limit (grid_range); the values, and each "
+                  "settled hit's last gain, are in grid_edges.csv."]
     return "\n".join(lines) + "\n"
 
 
