@@ -85,6 +85,7 @@ PYTHON_COMMANDS = (
     "python -m qs3study.tools.outputs --directory . --configuration default",
     "python -m qs3study.tools.results_diff figures/<name>/results.csv figures/reproduction-<protocol>/results.csv",
     "python -m qs3study.tools.run_archive save run.tar.gz --configfile <its configuration files>",
+    "python -m qs3study.tools.theorem1_search",
     "python -m qs3study.tools.run_archive restore run.tar.gz --configfile <the same files>",
     "python -m qs3study.tools.tuning_check",
     "python timing/fit_overhead_benchmark.py BASELINE_TREE",
