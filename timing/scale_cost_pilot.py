@@ -11,7 +11,8 @@ take its low-memory solver at a study size is timed with that solver at the pilo
 Each method's time at the sweep's sizes is extrapolated from the two largest pilot sizes with
 the larger of their measured exponent and ``--floor`` (3 for the exact methods' O(n^3), 1 for the
 others: below the asymptote a measured exponent underestimates the cost; 0 for a labeled-only method,
-which fits the same labeled rows at every size), and a size whose memory
+which fits the same labeled rows at every size); a size beyond the dataset's pool (its rows after
+loading, less the labeled ones) is recorded and costs nothing, and a size whose memory
 estimate exceeds the budget is a stop (the job records it and costs nothing). Printed: per dataset
 and method the pilot times, the exponent used and the estimate per size; the total core-hours of
 the sweep's trials and its wall time on ``--cores`` cores. An estimate, not a measurement.
@@ -76,6 +77,19 @@ def fit_cpu(spec, X, y, n_unlabeled, n_labeled, low_memory):
     return time.process_time() - start
 
 
+def size_estimates(seconds, at, exponent, sizes, *, pool, stops):
+    """One fit's seconds at each of ``sizes``, from ``seconds`` measured at ``at`` unlabeled rows.
+
+    Returns
+    -------
+    dict
+        Size to its seconds ``seconds * (size / at) ** exponent``, or to "beyond the pool" (a size
+        above ``pool``) or "stop" (``stops(size)``: the memory budget stops the method there).
+    """
+    return {s: "beyond the pool" if s > pool else "stop" if stops(s) else seconds * (s / at) ** exponent
+            for s in sizes}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", nargs="+", default=[str(p) for p in CONFIGS])
@@ -109,15 +123,12 @@ def main():
             measured = np.log(pilot[b] / pilot[a]) / np.log(b / a) if pilot[a] and pilot[b] else float("nan")
             # a labeled-only method fits the same labeled rows at every size
             exponent = 0.0 if get_method(method).labeled_only else max(measured, args.floor if method in CUBIC else 1.0)
-            parts = []
-            for s in sizes:
-                need = job_memory_mb(spec, n_rows=s + n_lab, n_features=X.shape[1], n_classes=k, n_labeled=n_lab)
-                if need is not None and need >= protocol["memory_budget_mb"]:
-                    parts.append(f"{s}: stop")
-                    continue
-                estimate = pilot[b] * (s / b) ** exponent
-                total += trials * estimate
-                parts.append(f"{s}: {estimate:.0f} s")
+            estimates = size_estimates(pilot[b], b, exponent, sizes, pool=y.size - n_lab,
+                                       stops=lambda s: (job_memory_mb(spec, n_rows=s + n_lab, n_features=X.shape[1],
+                                                                      n_classes=k, n_labeled=n_lab) or 0)
+                                       >= protocol["memory_budget_mb"])
+            total += trials * sum(t for t in estimates.values() if not isinstance(t, str))
+            parts = [f"{s}: {t}" if isinstance(t, str) else f"{s}: {t:.0f} s" for s, t in estimates.items()]
             print(f"  {label:22s} pilot {', '.join(f'{s}: {t:.2f} s' if t else f'{s}: stop' for s, t in pilot.items())}"
                   f"{' (low-memory solver)' if solver else ''}; exponent measured {measured:.2f}, used "
                   f"{exponent:.2f}; {'; '.join(parts)}")

@@ -31,3 +31,8 @@ def test_the_committed_scale_overlay_merges_onto_the_protocol():
     config = pilot.merged(pilot.CONFIGS)
     assert config["protocol"]["memory_budget_mb"] == 20480 and config["protocol"]["low_memory_exact"] is True
     assert "svorex" not in config["methods"] and "m-pnu-auc" in config["methods"]
+
+
+def test_sizes_beyond_the_pool_or_the_budget_cost_nothing_and_the_rest_scale_by_the_exponent():
+    estimates = pilot.size_estimates(2.0, 1000, 3.0, [1000, 2000, 4000, 8000], pool=6000, stops=lambda s: s == 4000)
+    assert estimates == {1000: 2.0, 2000: 16.0, 4000: "stop", 8000: "beyond the pool"}
