@@ -376,3 +376,16 @@ def test_each_empirical_claims_evidence_changes_with_its_verdict(claim):
     after = empirical_claims(FLIPS[claim](), CRITERIA)[claim]
     assert before["verdict"] == "holds" and after["verdict"] != "holds", after
     assert before["evidence"] != after["evidence"]
+
+
+def test_8c_and_8d_evidence_carry_the_crossover_interval_and_the_measured_refusals():
+    claims = empirical_claims(_table(), CRITERIA)
+    # the baselines' time n / 1e3 (n / 2e3) against QS3ORAO's 5 s: the median ratio crosses 1 at 5,000 (10,000)
+    assert "a/m-pnu-auc: from 30000 (not faster at 1,000, faster at every measured size from 30,000; median ratio " \
+           "crosses 1 at 5,000 (95% interval 5,000 .. 5,000; bootstrap" in claims["faster_beyond_10k"]["evidence"]
+    assert "a/m-samult: from 30000 (not faster at 1,000, faster at every measured size from 30,000; median ratio " \
+           "crosses 1 at 10,000" in claims["faster_beyond_10k"]["evidence"]
+    evidence = claims["exact_out_of_memory"]["evidence"]
+    assert "Measured refusals (only a memory refusal bears on the claim): a/m-pnu-auc: ran up to 30,000 unlabeled " \
+           "rows" in evidence and "first not run at 100,000 (memory budget)" in evidence
+    assert "estimated need at the full sizes" in evidence  # the extrapolation stays beside them

@@ -39,6 +39,7 @@ from sklearn.exceptions import ConvergenceWarning
 from baselines import MPNUAUC, MSAMULT, MemoryBudgetExceeded
 from baselines.registry import get_method, make_method
 from qs3orao import QS3ORAO, DivergenceError, exact_solution, ordinal_auc
+from qs3study.claims.crossover import log_log_crossing
 from qs3study.datasets.generated import make_latent_regression
 from qs3study.files import save_figure
 
@@ -223,16 +224,14 @@ def _crossover(ours, theirs):
     upper bound) when it is faster at every size.  Sizes where either side has
     no time are left out.
     """
-    ratio = [(n, np.log(theirs[n] / ours[n])) for n in sorted(set(ours) & set(theirs))
-             if np.isfinite(ours[n]) and np.isfinite(theirs[n])]
-    if not ratio or ratio[-1][1] <= 0:
+    sizes = [n for n in sorted(set(ours) & set(theirs)) if np.isfinite(ours[n]) and np.isfinite(theirs[n])]
+    position, value = log_log_crossing(sizes, [np.log(theirs[n] / ours[n]) for n in sizes]) if sizes \
+        else ("above", np.nan)
+    if position == "above":
         return np.nan, "QS3ORAO (step offset auto) is not faster at the largest size both were timed at"
-    slower = [i for i, (_, r) in enumerate(ratio) if r <= 0]
-    if not slower:
-        return float(ratio[0][0]), "faster at every size: the smallest size is an upper bound"
-    (n_lo, r_lo), (n_hi, r_hi) = ratio[slower[-1]], ratio[slower[-1] + 1]
-    share = -r_lo / (r_hi - r_lo)
-    return float(np.exp(np.log(n_lo) + share * (np.log(n_hi) - np.log(n_lo)))), "interpolated log-log"
+    if position == "below":
+        return float(sizes[0]), "faster at every size: the smallest size is an upper bound"
+    return value, "interpolated log-log"
 
 
 def summary_rows(records, stop, *, auc_tolerance, distance_tolerance, repeats):
