@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from qs3study.stages.figures import STYLE, _size_ticks, method_styles, save
+from qs3study.stages.figures import STYLE, size_ticks, method_styles, save
 
 __all__ = ["TARGET_TOLERANCE", "EXACT", "COLUMNS", "time_at_accuracy", "plot_time_at_accuracy"]
 
@@ -127,7 +127,7 @@ def plot_time_at_accuracy(frame, paths, tolerance=TARGET_TOLERANCE):
                     ax.scatter(part["n_unlabeled"], part["median_fit_time"], marker=style["marker"], s=22,
                                edgecolors=style["color"], facecolors=style["color"] if reached else "none", zorder=3)
             ax.set(xscale="log", yscale="log", title=dataset, xlabel="unlabeled rows")
-            _size_ticks(ax, own["n_unlabeled"])
+            size_ticks(ax, own["n_unlabeled"])
         for ax in axes[:, 0]:
             ax.set_ylabel("median fit time (s)")
         handles = [Line2D([], [], color=s["color"], marker=s["marker"], label=m) for m, s in styles.items()]

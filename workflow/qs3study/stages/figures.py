@@ -50,7 +50,7 @@ def _compact(value):
     return f"{value:g}"
 
 
-def _size_ticks(ax, sizes):
+def size_ticks(ax, sizes):
     """The x ticks of a log axis at the panel's sizes (at most :data:`MAX_X_TICKS`), in short labels.
 
     Matplotlib's log ticks label every minor tick of a range under a decade ("2×10³ 3×10³4×10³"),
@@ -166,7 +166,7 @@ def time_vs_unlabeled(table, datasets, labels, paths, titles=None):
                 ax.set_yticks([])
                 continue
             ax.set(xscale="log", yscale="log", title=title)
-            _size_ticks(ax, table.loc[table["dataset"] == dataset, "n_unlabeled"].dropna())
+            size_ticks(ax, table.loc[table["dataset"] == dataset, "n_unlabeled"].dropna())
         handles, names = [], []
         for ax in axes:
             for handle, name in zip(*ax.get_legend_handles_labels()):
