@@ -189,12 +189,16 @@ def test_a_protocols_claims_read_its_signal_screen_beside_the_table(tmp_path):
 
     _table().to_csv(tmp_path / "results.csv", index=False)
     (tmp_path / "config.yaml").write_text(yaml.safe_dump({"claims": {**CRITERIA, "signal_level": 0.55}}))
-    pd.DataFrame({"dataset": ["a", "b"], "status": ["no_signal", "signal"]}).to_csv(
-        tmp_path / "screened_datasets.csv", index=False)
+    pd.DataFrame({"dataset": ["a", "b"], "screen": "level", "status": ["no_signal", "signal"],
+                  "reason": "best CV AUC"}).to_csv(tmp_path / "screened_datasets.csv", index=False)
     (tmp_path / "overlay.yaml").write_text(yaml.safe_dump({"name": "best", "methods": {}}))  # no claims: section
     claims = _claims_of(str(tmp_path / "results.csv"), [str(tmp_path / "config.yaml"), str(tmp_path / "overlay.yaml")])
     assert "on 1/1 datasets" in claims["highest_auc"]["evidence"]
     assert "not counted: a (screened" in claims["highest_auc"]["evidence"]
+    # an overlay's data_checks: declaring the permutation screen, which the file does not list: an error
+    (tmp_path / "overlay.yaml").write_text(yaml.safe_dump({"data_checks": {"signal_permutations": 19}}))
+    with pytest.raises(ValueError, match=r"does not list, under a declared signal screen: a \(permutation\)"):
+        _claims_of(str(tmp_path / "results.csv"), [str(tmp_path / "config.yaml"), str(tmp_path / "overlay.yaml")])
     (tmp_path / "config.yaml").write_text(yaml.safe_dump({"claims": CRITERIA}))  # no screen declared
     assert "on 2/2 datasets" in _claims_of(str(tmp_path / "results.csv"), [str(tmp_path / "config.yaml")])[
         "highest_auc"]["evidence"]

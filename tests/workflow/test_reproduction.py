@@ -97,9 +97,20 @@ def test_auc_table_is_holm_adjusted_and_marks_roles_and_relations(reduced_run):
 
 
 def test_the_refused_dataset_is_listed_with_the_loaders_reason(reduced_run):
-    screened = pd.read_csv(reduced_run / "figures" / NAME / "screened_datasets.csv").set_index("dataset")
-    assert screened.loc["uci_pol", "status"] == "refused"
-    assert screened.loc["uci_pol", "reason"].startswith("DegenerateBinsError: uci_pol: 5 equal-frequency bins")
+    screened = pd.read_csv(reduced_run / "figures" / NAME / "screened_datasets.csv")
+    loading = screened[screened["screen"] == "loading"].set_index("dataset")
+    assert loading.loc["uci_pol", "status"] == "refused"
+    assert loading.loc["uci_pol", "reason"].startswith("DegenerateBinsError: uci_pol: 5 equal-frequency bins")
+
+
+def test_the_permutation_screen_lists_every_dataset_as_its_signal_null_check_says(reduced_run):
+    screened = pd.read_csv(reduced_run / "figures" / NAME / "screened_datasets.csv")
+    permutation = screened[screened["screen"] == "permutation"].set_index("dataset")
+    checks = pd.read_csv(reduced_run / "figures" / NAME / "data_checks.csv")
+    tripped = checks[checks["check"] == "signal_null"].set_index("dataset")["tripped"].astype(bool)
+    assert sorted(permutation.index) == ["road3d_subset", "uci_parkinsons"]
+    assert ((permutation["status"] == "no_signal") == tripped[permutation.index]).all()
+    assert permutation["reason"].str.contains("over 19 permutations at alpha 0.05").all()
 
 
 def test_empirical_claims_carry_computed_verdicts(reduced_run):

@@ -1,5 +1,7 @@
 """Figure stage: the paper's Figures 2 and 3, the AUC table and the manifest, from the results table."""
 
+from qs3study.claims.empirical import declared_screens
+
 LABELS = {m: method_config(config, m)["label"] for m in METHODS}
 CAPTIONS = {m: method_config(config, m)["caption"] for m in METHODS}
 # A label that is a registered name takes that name's role (as the claims count it: the best-effort
@@ -12,6 +14,10 @@ TITLES = {d: f"{d} ({RELATIONS[dataset_options(d)['relation']]})" if dataset_opt
 SCREEN = config.get("screen") or {}
 CLAIMS = config.get("claims") or {}
 SIGNAL_LEVEL = CLAIMS.get("signal_level")
+# The signal screens: the permutation screen (every selected dataset's signal_null check of
+# data_checks.csv) and the fixed level over the tuning records, each when declared.
+SIGNAL_SCREENS = declared_screens(config["data_checks"]["signal_permutations"], SIGNAL_LEVEL)
+PERMUTATION_SCREEN = "permutation" in SIGNAL_SCREENS
 # Tuning records: every one of the design (grid-edge table), trial 0's of every dataset (signal screen).
 TUNE_RECORDS = sorted({
     f"{RESULTS}/tuning/{d}/{m}/trial{t if config['tuning']['per'] == 'trial' else 0}.json"
@@ -41,7 +47,7 @@ rule publish_results:
         "../scripts/figures.py"
 
 
-SCREENED = SCREEN or SIGNAL_LEVEL is not None
+SCREENED = SCREEN or SIGNAL_SCREENS
 
 
 rule tuning_summary:
@@ -82,11 +88,12 @@ rule empirical_claims:
     """The empirical claims' verdicts from this run, by the criteria of its ``claims:`` section."""
     input:
         table=rules.aggregate.output.csv,
-        screened=f"{FIGURES}/screened_datasets.csv" if SIGNAL_LEVEL is not None else [],
+        screened=f"{FIGURES}/screened_datasets.csv" if SIGNAL_SCREENS else [],
     output:
         report(f"{FIGURES}/empirical_claims.csv", caption="../report/claims.rst", category="Tables"),
     params:
         criteria=config.get("claims") or {},
+        screens=SIGNAL_SCREENS,
     log:
         f"{LOGS}/figures/empirical_claims.log",
     localrule: True
@@ -95,9 +102,10 @@ rule empirical_claims:
 
 
 rule screened_datasets:
-    """Every dataset of ``screen:``, loaded, with the loader's refusal (or acceptance) and its reason; the signal screen."""
+    """Every dataset of ``screen:``, loaded, with the loader's refusal (or acceptance) and its reason; the signal screens."""
     input:
         records=SCREEN_RECORDS if SIGNAL_LEVEL is not None else [],
+        checks=rules.data_checks.output[0] if PERMUTATION_SCREEN else [],
     output:
         f"{FIGURES}/screened_datasets.csv",
     params:
@@ -106,6 +114,9 @@ rule screened_datasets:
         mirror=config["data"]["mirror"],
         seed=PROTOCOL["seed"],
         signal_level=SIGNAL_LEVEL,
+        permutation_screen=PERMUTATION_SCREEN,
+        signal_alpha=config["data_checks"]["signal_alpha"],
+        datasets=SELECTED,
     log:
         f"{LOGS}/figures/screened_datasets.log",
     localrule: True

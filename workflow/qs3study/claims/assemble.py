@@ -16,7 +16,7 @@ from qs3study.theory.complexity import fit_exponent, linear_growth, local_expone
 from qs3study.files import write_frame
 from qs3study.stages.tables import read_results
 from . import plots
-from .empirical import PROTOCOL_NAMES, ProtocolClaims, empirical_claims
+from .empirical import PROTOCOL_NAMES, ProtocolClaims, declared_screens, empirical_claims
 from .rate import rate_classes, rate_equivalence_classes
 from .design import design_sha256, load_design
 from .ledger import history_markdown, write_ledger
@@ -85,22 +85,25 @@ def tail_exponents_of(records, *, tail, confidence):
 
 
 def _claims_of(table, configurations):
-    """The empirical claims of one results table, by its configuration's criteria, with its signal screen.
+    """The empirical claims of one results table, by its configuration's criteria, with its signal screens.
 
     ``configurations`` are the run's configuration files in command-line order (an overlay
-    after its base); their ``claims:`` sections are merged key by key, a later one winning.
-    The screen is the run's ``screened_datasets.csv`` beside the table (when the
-    criteria declare ``claims.signal_level``).
+    after its base); their ``claims:`` and ``data_checks:`` sections are merged key by key, a
+    later one winning. The screens are read from the run's ``screened_datasets.csv`` beside
+    the table when the configuration declares one: the permutation screen
+    (``data_checks.signal_permutations > 0``) or the fixed-level one (``claims.signal_level``).
     """
-    criteria = {}
+    criteria, checks = {}, {}
     for configuration in configurations:
         with open(configuration) as handle:
-            criteria.update(yaml.safe_load(handle).get("claims") or {})
+            loaded = yaml.safe_load(handle)
+        criteria.update(loaded.get("claims") or {})
+        checks.update(loaded.get("data_checks") or {})
+    screens = declared_screens(checks.get("signal_permutations", 0), criteria.get("signal_level"))
     screened = None
-    beside = os.path.join(os.path.dirname(table), "screened_datasets.csv")
-    if criteria.get("signal_level") is not None:
-        screened = pd.read_csv(beside)
-    return empirical_claims(read_results(table), criteria, screened)
+    if screens:
+        screened = pd.read_csv(os.path.join(os.path.dirname(table), "screened_datasets.csv"))
+    return empirical_claims(read_results(table), criteria, screened, screens)
 
 
 def empirical_inputs(design):

@@ -14,10 +14,12 @@ alternatives and the linear floor are reported beside them in the evidence,
 never counted. Whether a method trains on labeled rows only comes from the
 registry's ``labeled_only``.
 
-Which datasets count: a dataset listed ``no_signal`` by the signal
-screen (``screened_datasets.csv``, ``claims.signal_level``) is left out, and
-so is a dataset on which some paper method did not finish every trial at the
-comparison size; the evidence of every AUC claim names both, with the reason.
+Which datasets count: a dataset listed ``no_signal`` by a signal screen
+(``screened_datasets.csv``: the permutation screen, ``data_checks.signal_permutations``,
+and the optional fixed-level screen, ``claims.signal_level``; with both, a dataset
+counts only when it passes both) is left out, and so is a dataset on which some
+paper method did not finish every trial at the comparison size; the evidence of
+every AUC claim names both, with the reason.
 
 Tuning draws: a table whose ``tuning_draw`` column holds several draws
 (``tuning.draws``) is read once per draw (:func:`qs3study.stages.tables.one_draw`:
@@ -46,8 +48,8 @@ from qs3study.stages.tables import comparison_auc, holm, one_draw, tuning_draws,
 from .crossover import crossover_evidence, memory_evidence
 from .verdicts import draw_verdict
 
-__all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "PROTOCOL_NAMES", "ProtocolClaims", "paper_methods",
-           "counted_datasets", "without_unconverged", "empirical_claims"]
+__all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "PROTOCOL_NAMES", "SCREEN_REASONS", "ProtocolClaims",
+           "paper_methods", "declared_screens", "counted_datasets", "check_screened", "without_unconverged", "empirical_claims"]
 
 OURS = "qs3orao"
 #: Claim 8e's second reading, on the objective: f* against f* with tradeoff = 1 (labels of the configurations).
@@ -259,6 +261,30 @@ def _similar_at(auc, mean, margin, alpha, exact):
                                 f"{r.dataset} vs {r.best}: {r.diff:+.4f}" for r in tests.itertuples()))}
 
 
+#: Why a dataset that a signal screen (``screen`` of ``screened_datasets.csv``) marks ``no_signal`` is left out.
+SCREEN_REASONS = {"level": "screened: no method reaches the declared CV AUC level",
+                  "permutation": "screened by the permutation screen: the proxy search's CV AUC does not beat "
+                                 "its permutation null"}
+
+
+def declared_screens(signal_permutations, signal_level):
+    """The signal screens a configuration declares (keys of :data:`SCREEN_REASONS`).
+
+    Parameters
+    ----------
+    signal_permutations : int
+        ``data_checks.signal_permutations``: above 0, the permutation screen.
+    signal_level : float or None
+        ``claims.signal_level``: set, the fixed-level screen.
+
+    Returns
+    -------
+    list of str
+    """
+    return [screen for screen, declared in (("permutation", signal_permutations > 0),
+                                            ("level", signal_level is not None)) if declared]
+
+
 def counted_datasets(table, paper, screened=None):
     """Datasets the AUC claims count, and why each other one is left out.
 
@@ -269,22 +295,36 @@ def counted_datasets(table, paper, screened=None):
     paper : list of str
         The paper's method labels.
     screened : pandas.DataFrame, optional
-        ``screened_datasets.csv``: datasets with status ``no_signal`` are left out.
+        ``screened_datasets.csv``: a dataset with status ``no_signal`` in some signal screen's row
+        is left out, its reason naming each such screen (:data:`SCREEN_REASONS`) with the row's reason.
 
     Returns
     -------
     counted : list of str
     left_out : dict
         Dataset -> reason.
+
+    Raises
+    ------
+    ValueError
+        When ``screened`` has no ``screen`` column, or a ``no_signal`` row of a screen that
+        :data:`SCREEN_REASONS` does not name.
     """
     comparison = table[table["comparison"].astype(bool)]
-    no_signal = set()
+    no_signal = {}
     if screened is not None and len(screened):
-        no_signal = set(screened.loc[screened["status"] == "no_signal", "dataset"])
+        if "screen" not in screened.columns:
+            raise ValueError("screened_datasets.csv has no screen column, which tells its signal screens apart: "
+                             "rerun the run's screened_datasets job")
+        for row in screened[screened["status"] == "no_signal"].itertuples():
+            if row.screen not in SCREEN_REASONS:
+                raise ValueError(f"screened_datasets.csv: {row.dataset} is no_signal by an unknown screen "
+                                 f"{row.screen!r}; expected one of {sorted(SCREEN_REASONS)}")
+            no_signal.setdefault(row.dataset, []).append(f"{SCREEN_REASONS[row.screen]} ({row.reason})")
     counted, left_out = [], {}
     for dataset, rows in comparison.groupby("dataset", sort=True):
         if dataset in no_signal:
-            left_out[dataset] = "screened: no method reaches the declared CV AUC level"
+            left_out[dataset] = "; ".join(no_signal[dataset])
             continue
         trials = rows["trial"].nunique()
         unfinished = []
@@ -300,6 +340,24 @@ def counted_datasets(table, paper, screened=None):
         else:
             counted.append(dataset)
     return counted, left_out
+
+
+def check_screened(table, screened, screens):
+    """Raise a ValueError unless ``screened`` lists every dataset of ``table`` under every screen of ``screens``.
+
+    A dataset that a declared screen does not list would count unscreened.
+    """
+    if not screens:
+        return
+    if screened is None or "screen" not in screened.columns:
+        raise ValueError(f"the signal screens {', '.join(screens)} are declared, but screened_datasets.csv "
+                         "is missing or has no screen column: rerun the run's screened_datasets job")
+    listed = set(zip(screened["dataset"], screened["screen"]))
+    missing = [f"{dataset} ({screen})" for dataset in sorted(set(table["dataset"])) for screen in screens
+               if (dataset, screen) not in listed]
+    if missing:
+        raise ValueError("screened_datasets.csv does not list, under a declared signal screen: "
+                         + ", ".join(missing) + "; rerun the run's screened_datasets job")
 
 
 def without_unconverged(table):
@@ -323,7 +381,7 @@ def without_unconverged(table):
     return table[~out], dropped.groupby("dataset").size().to_dict()
 
 
-def empirical_claims(table, criteria=None, screened=None):
+def empirical_claims(table, criteria=None, screened=None, screens=()):
     """Verdicts of the empirical claims from a results table, read at each of its tuning draws.
 
     Parameters
@@ -333,7 +391,11 @@ def empirical_claims(table, criteria=None, screened=None):
     criteria : dict, optional
         The configuration's ``claims:`` section; missing keys take :data:`DEFAULT_CRITERIA`.
     screened : pandas.DataFrame, optional
-        The run's ``screened_datasets.csv`` (the signal screen's ``no_signal`` rows are left out).
+        The run's ``screened_datasets.csv`` (a dataset ``no_signal`` in some signal screen is left
+        out; :func:`counted_datasets`).
+    screens : sequence of str, optional
+        The signal screens the configuration declares (keys of :data:`SCREEN_REASONS`): ``screened``
+        must list every dataset of ``table`` under each (:func:`check_screened`).
 
     Returns
     -------
@@ -343,6 +405,7 @@ def empirical_claims(table, criteria=None, screened=None):
         :func:`qs3study.claims.verdicts.draw_verdict` and every draw's verdict and evidence.
     """
     criteria = {**DEFAULT_CRITERIA, **(criteria or {})}
+    check_screened(table, screened, screens)
     draws = tuning_draws(table)
     at = {draw: _claims_at_draw(one_draw(table, draw), criteria, screened) for draw in draws}
     if len(draws) == 1:
@@ -412,7 +475,8 @@ def claims_job(smk):
     Parameters
     ----------
     smk : snakemake.script.Snakemake
-        The job object injected by Snakemake (``params.criteria``: the configuration's ``claims:``).
+        The job object injected by Snakemake (``params.criteria``: the configuration's ``claims:``;
+        ``params.screens``: the signal screens it declares).
     """
     from qs3study.files import atomic_path
     from qs3study.runtime import setup_logging
@@ -420,7 +484,7 @@ def claims_job(smk):
 
     log = setup_logging(smk.log[0])
     screened = pd.read_csv(smk.input.screened) if smk.input.get("screened") else None
-    claims = empirical_claims(read_results(smk.input.table), smk.params.criteria, screened)
+    claims = empirical_claims(read_results(smk.input.table), smk.params.criteria, screened, smk.params.screens)
     rows = [{"claim": key, **value} for key, value in claims.items()]
     for row in rows:
         log.info("%s: %s; without unconverged trials %s (%s)", row["claim"], row["verdict"],

@@ -114,8 +114,8 @@ def screen_dataset(name, options, expected, *, cache_dir, mirror, seed):
     Returns
     -------
     dict
-        ``dataset``, ``expected`` (the configuration's stated reason), ``status``
-        (``refused``: the loader raised a dataset error, whose message is ``reason``;
+        ``dataset``, ``screen`` (``loading``), ``expected`` (the configuration's stated reason),
+        ``status`` (``refused``: the loader raised a dataset error, whose message is ``reason``;
         ``accepted``: it loaded, so it should be in the study instead) and ``reason``.
     """
     loader_options = {k: v for k, v in options.items() if k in LOADER_OPTIONS}
@@ -123,17 +123,20 @@ def screen_dataset(name, options, expected, *, cache_dir, mirror, seed):
         data = load_ordinal(dataset_spec(name, options), cache_dir=cache_dir, mirror=mirror, random_state=seed,
                             **loader_options)
     except DatasetError as error:
-        return {"dataset": name, "expected": expected, "status": "refused",
+        return {"dataset": name, "screen": "loading", "expected": expected, "status": "refused",
                 "reason": f"{type(error).__name__}: {' '.join(str(error).split())}"}
-    return {"dataset": name, "expected": expected, "status": "accepted",
+    return {"dataset": name, "screen": "loading", "expected": expected, "status": "accepted",
             "reason": f"loads: {data.X.shape[0]} rows, bins {data.bin_counts.tolist()}"}
 
 
 def screen_job(smk):
-    """Snakemake job of rule ``screened_datasets``: every ``screen:`` dataset's outcome, and the signal screen, as one CSV.
+    """Snakemake job of rule ``screened_datasets``: every ``screen:`` dataset's outcome, and the signal screens, as one CSV.
 
-    With ``claims.signal_level`` set, every selected dataset is also listed with its
-    best cross-validated AUC (status ``no_signal`` below the level, else ``signal``;
+    Every selected dataset is also listed by each signal screen declared, with status
+    ``no_signal`` (left out of the empirical claims) or ``signal``: the permutation screen
+    (``data_checks.signal_permutations > 0``; its ``signal_null`` check in ``data_checks.csv``,
+    :func:`qs3study.stages.data_checks.permutation_screen_table`) and the fixed-level screen
+    (``claims.signal_level``; the best cross-validated AUC of the tuning records,
     :func:`qs3study.stages.tuning_records.signal_screen`).
 
     Parameters
@@ -141,6 +144,7 @@ def screen_job(smk):
     smk : snakemake.script.Snakemake
         The job object injected by Snakemake.
     """
+    from qs3study.stages.data_checks import permutation_screen_table
     from qs3study.stages.tuning_records import SCREENED_COLUMNS, read_records, signal_screen
 
     log = setup_logging(smk.log[0])
@@ -150,14 +154,18 @@ def screen_job(smk):
                              mirror=smk.params.mirror, seed=smk.params.seed)
         (log.info if row["status"] == "refused" else log.warning)("%s: %s (%s)", name, row["status"], row["reason"])
         rows.append(row)
-    table = pd.DataFrame(rows, columns=SCREENED_COLUMNS)
-    level = smk.params.get("signal_level")
-    if level is not None:  # the signal screen declared in claims.signal_level, read from the tuning records
-        signal = signal_screen(read_records(smk.input.records), level)
-        for row in signal.itertuples():
-            (log.warning if row.status == "no_signal" else log.info)("%s: %s (%s)", row.dataset, row.status,
-                                                                     row.reason)
-        table = pd.concat([table, signal], ignore_index=True) if rows else signal
+    signal = []
+    if smk.params.permutation_screen:
+        signal.append(permutation_screen_table(pd.read_csv(smk.input.checks), smk.params.datasets,
+                                               smk.params.signal_alpha))
+    if smk.params.signal_level is not None:
+        signal.append(signal_screen(read_records(smk.input.records), smk.params.signal_level))
+    for screened in signal:
+        for row in screened.itertuples():
+            (log.warning if row.status == "no_signal" else log.info)("%s: %s screen, %s (%s)", row.dataset,
+                                                                     row.screen, row.status, row.reason)
+    tables = ([pd.DataFrame(rows, columns=SCREENED_COLUMNS)] if rows else []) + signal
+    table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=SCREENED_COLUMNS)
     with atomic_path(smk.output[0]) as tmp:
         table.to_csv(tmp, index=False)
 

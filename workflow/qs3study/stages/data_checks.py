@@ -7,6 +7,10 @@ check no longer trips), or the group column splits the rows (``group_column``: t
 group check still reads the plain split, where the lookup works, and its action says
 how many unlabeled rows of the group split share a group with a labeled row, 0).
 An unanswered trip refuses the dataset (``on_trip: refuse``) or is logged (``warn``).
+
+The ``signal_null`` check is the claims' permutation screen: :func:`permutation_screen_table`
+turns its rows into the rows of ``screened_datasets.csv``, and a dataset it marks ``no_signal``
+is left out of the empirical claims.
 """
 
 import numpy as np
@@ -17,7 +21,7 @@ from qs3study.datasets.checks import group_lookup, nearest_neighbour_auc, rank_l
 from qs3study.design import trial_seed
 from qs3study.stages.signal_null import permutation_screen
 
-__all__ = ["CHECK_COLUMNS", "DataCheckError", "data_checks", "refusal"]
+__all__ = ["CHECK_COLUMNS", "DataCheckError", "data_checks", "refusal", "permutation_screen_table"]
 
 CHECK_COLUMNS = ["dataset", "check", "value", "level", "tripped", "action", "detail"]
 
@@ -125,3 +129,52 @@ def refusal(table):
         return None
     return DataCheckError("; ".join(f"{r.dataset}: {r.check} {r.value:.4f} >= {r.level:g} ({r.detail})"
                                     for r in refused.itertuples()))
+
+
+def permutation_screen_table(checks, datasets, alpha):
+    """The permutation screen of every dataset of ``datasets``, from its ``signal_null`` check.
+
+    Parameters
+    ----------
+    checks : pandas.DataFrame
+        ``data_checks.csv`` (:data:`CHECK_COLUMNS`).
+    datasets : list of str
+        The selected datasets: each needs exactly one ``signal_null`` row.
+    alpha : float
+        The declared false-pass rate (``data_checks.signal_alpha``), named in ``expected``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`qs3study.stages.tuning_records.SCREENED_COLUMNS`, one row per dataset, ``screen``
+        ``permutation``; ``status`` is ``no_signal`` where the check tripped, else ``signal``;
+        ``reason`` gives the proxy search's CV AUC, the null's ``1 - alpha`` quantile and the p-value;
+        ``best_cv_auc`` is the proxy's CV AUC (``best_method`` is empty: no method of the run is read).
+
+    Raises
+    ------
+    ValueError
+        When a dataset has no ``signal_null`` row, or more than one, so that a dataset is never
+        counted without its screen.
+    """
+    from qs3study.stages.tuning_records import SCREENED_COLUMNS
+
+    rows = checks[checks["check"] == "signal_null"]
+    counts = rows["dataset"].value_counts()
+    missing = [name for name in datasets if counts.get(name, 0) != 1]
+    if missing:
+        raise ValueError("data_checks.csv needs exactly one signal_null row per selected dataset for the "
+                         "permutation screen (data_checks.signal_permutations > 0); "
+                         + ", ".join(f"{name} has {counts.get(name, 0)}" for name in missing)
+                         + ": rerun its prepare job with the permutation screen declared")
+    table = []
+    for row in rows.set_index("dataset").loc[list(datasets)].itertuples():
+        tripped = str(row.tripped) == "True"
+        table.append({"dataset": row.Index, "screen": "permutation",
+                      "expected": f"permutation screen: the proxy search's CV AUC beats its permutation null "
+                                  f"at alpha {alpha:g}",
+                      "status": "no_signal" if tripped else "signal",
+                      "reason": f"proxy search's best cross-validated AUC on the labeled rows {row.value:.4f}, "
+                                f"the permutation null's 1 - alpha quantile {row.level:.4f}, {row.detail}",
+                      "best_cv_auc": float(row.value), "best_method": None})
+    return pd.DataFrame(table, columns=SCREENED_COLUMNS)

@@ -6,10 +6,12 @@ Both read the JSON records of the ``tune`` jobs (:func:`qs3study.stages.tuning.t
   an edge of what was searched (after any widening, ``grid_range``), by kind
   (:func:`qs3study.kernel_width.edge_kind`), so a reader sees where a method may
   not have had its best chance;
-- :func:`signal_screen` applies the screen declared before the run
-  (``claims.signal_level``): a dataset on which no method's cross-validated AUC
-  on the labeled rows reaches the level carries no signal the methods can use,
-  is listed with its numbers, and is left out of the empirical claims.
+- :func:`signal_screen` applies the fixed-level signal screen declared before the
+  run (``claims.signal_level``): a dataset on which no method's cross-validated AUC
+  on the labeled rows reaches the level is listed with its numbers, and is left
+  out of the empirical claims. Being a maximum over methods and grid points, that
+  score passes signal-free data above 0.5; the permutation screen
+  (:func:`qs3study.stages.data_checks.permutation_screen_table`) sets its level by a null.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from qs3study.kernel_width import edge_kind
 
 __all__ = ["read_records", "edge_table", "edge_markdown", "signal_screen", "SCREENED_COLUMNS", "tuning_summary_job"]
 
-SCREENED_COLUMNS = ["dataset", "expected", "status", "reason", "best_cv_auc", "best_method"]
+SCREENED_COLUMNS = ["dataset", "screen", "expected", "status", "reason", "best_cv_auc", "best_method"]
+"""Columns of ``screened_datasets.csv``; ``screen`` is ``loading`` (a ``screen:`` entry), ``level``
+(:func:`signal_screen`) or ``permutation`` (:func:`qs3study.stages.data_checks.permutation_screen_table`)."""
 
 
 def read_records(paths):
@@ -104,7 +108,7 @@ def signal_screen(records, level):
         best_method = max(scores, key=scores.get)
         best = scores[best_method]
         listed = ", ".join(f"{m} {s:.4f}" for m, s in sorted(scores.items(), key=lambda item: -item[1]))
-        rows.append({"dataset": dataset, "expected": f"signal screen: some method's CV AUC >= {level:g}",
+        rows.append({"dataset": dataset, "screen": "level", "expected": f"signal screen: some method's CV AUC >= {level:g}",
                      "status": "no_signal" if best < level else "signal",
                      "reason": f"best cross-validated AUC on the labeled rows {best:.4f} ({best_method}) "
                                f"{'<' if best < level else '>='} {level:g}; every method: {listed}",

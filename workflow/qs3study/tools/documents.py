@@ -147,17 +147,25 @@ def auc_summary(root):
 
 
 def signal_screen(root):
-    """Each mirror dataset's screen under both protocols: its status and best cross-validated AUC."""
+    """Each mirror dataset's screens under both protocols: status and score of each screen that lists it.
+
+    A row with a best method is the fixed-level screen's (that method's CV AUC); one without, the
+    permutation screen's (the proxy search's CV AUC; it reads no method of the run).
+    """
     cells = {}
     for protocol in PROTOCOLS:
         methods = run_methods(root, f"reproduction-{protocol}")
         screened = pd.read_csv(root / "figures" / f"reproduction-{protocol}" / "screened_datasets.csv")
         for entry in screened.itertuples():
-            shown = (entry.status if pd.isna(entry.best_cv_auc)
-                     else f"{entry.status}: {methods[entry.best_method][0]} {entry.best_cv_auc:.3f}")
-            cells.setdefault(entry.dataset, {})[protocol] = shown
+            if pd.isna(entry.best_cv_auc):
+                shown = entry.status
+            elif pd.isna(entry.best_method):
+                shown = f"{entry.status}: permutation null, proxy {entry.best_cv_auc:.3f}"
+            else:
+                shown = f"{entry.status}: {methods[entry.best_method][0]} {entry.best_cv_auc:.3f}"
+            cells.setdefault(entry.dataset, {}).setdefault(protocol, []).append(shown)
     header = ["dataset", *(f"{protocol}: status, best CV AUC" for protocol in PROTOCOLS.values())]
-    return markdown_table(header, ([dataset, *(row.get(p, "") for p in PROTOCOLS)]
+    return markdown_table(header, ([dataset, *("; ".join(row.get(p, [])) for p in PROTOCOLS)]
                                    for dataset, row in sorted(cells.items())))
 
 
