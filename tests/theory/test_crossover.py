@@ -1,11 +1,13 @@
 """Claims 8c and 8d read where both methods ran, on generated results tables."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from qs3study.claims.crossover import (crossover_evidence, crossover_size, log_log_crossing, machine_memory_mb,
-                                       measured_refusals, memory_evidence)
+                                       measured_refusals, memory_evidence, recorded_machine_mb)
 
 
 def _table(times, *, trials=3, oom_sizes=()):
@@ -181,8 +183,20 @@ def test_the_memory_evidence_adds_the_measured_refusals_against_the_machine():
     assert "d/m-samult: ran up to 20,000 unlabeled rows (measured peak 36,202 MiB), first not run at 30,000 " \
            "(pool too small)" in evidence
     assert "(within the machine's memory)" in memory_evidence(_refusal_table(), machine_mb=4e4, **kwargs)["evidence"]
-    # by default, this machine's memory
-    assert f"the machine's {machine_memory_mb():,.0f} MiB" in memory_evidence(_refusal_table(), **kwargs)["evidence"]
+    # a run that recorded no machine memory: never this machine's, which need not be the run's
+    assert ("20,480 MiB and the machine's memory not recorded"
+            in memory_evidence(_refusal_table(), **kwargs)["evidence"])
+
+
+def test_the_machine_memory_is_the_one_the_run_s_manifest_records(tmp_path):
+    results = tmp_path / "results.csv"
+    assert recorded_machine_mb(results) is None
+    (tmp_path / "manifest.json").write_text(json.dumps({"machine": {"memory_gib": 23.5}}))
+    assert recorded_machine_mb(results) == 23.5 * 1024
+    (tmp_path / "manifest.json").write_text(json.dumps({"machine": {}}))
+    assert recorded_machine_mb(results) is None
+    # what a run's own claims job records: this machine's, from the operating system
+    assert 0 < machine_memory_mb() < 2**40
 
 
 def test_a_refusal_without_any_size_is_refused_and_all_reads_as_the_whole_pool():

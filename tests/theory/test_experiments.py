@@ -204,6 +204,40 @@ def test_a_protocols_claims_read_its_signal_screen_beside_the_table(tmp_path):
         "highest_auc"]["evidence"]
 
 
+def test_a_committed_run_is_read_by_the_screens_its_manifest_declares(tmp_path):
+    # A run made under the fixed level, whose configuration has since moved to the permutation screen:
+    # its manifest, not today's configuration, says which screens its screened_datasets.csv holds.
+    import json
+
+    import yaml
+
+    from qs3study.claims.assemble import _claims_of
+
+    _table().to_csv(tmp_path / "results.csv", index=False)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({"claims": CRITERIA,
+                                                          "data_checks": {"signal_permutations": 199}}))
+    # written before the screen column existed: its no_signal rows are the level screen's
+    pd.DataFrame({"dataset": ["x", "a", "b"], "status": ["refused", "no_signal", "signal"],
+                  "reason": "best CV AUC"}).to_csv(tmp_path / "screened_datasets.csv", index=False)
+    with pytest.raises(ValueError, match=r"a \(permutation\)"):  # no manifest: today's configuration
+        _claims_of(str(tmp_path / "results.csv"), [str(tmp_path / "config.yaml")])
+    (tmp_path / "manifest.json").write_text(json.dumps({"config": {"claims": {"signal_level": 0.55}}}))
+    evidence = _claims_of(str(tmp_path / "results.csv"), [str(tmp_path / "config.yaml")])["highest_auc"]["evidence"]
+    assert "on 1/1 datasets" in evidence and "not counted: a (screened: no method reaches" in evidence
+
+
+def test_a_screened_file_without_its_screen_column_is_read_as_the_level_screens():
+    import io
+
+    from qs3study.claims.empirical import read_screened
+
+    screened = read_screened(io.StringIO("dataset,status,reason\nx,refused,r\ny,accepted,r\na,no_signal,r\n"
+                                         "b,signal,r\n"))
+    assert screened["screen"].tolist() == ["loading", "loading", "level", "level"]
+    kept = read_screened(io.StringIO("dataset,screen,status,reason\na,permutation,no_signal,r\n"))
+    assert kept["screen"].tolist() == ["permutation"]
+
+
 def test_tail_exponent_fits_the_largest_sizes_only():
     from scipy import stats
 

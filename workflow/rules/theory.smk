@@ -18,7 +18,8 @@ THEORY_FIGURES = [f"convergence_{name}" for name in THEORY_INSTANCES] + [
     "slopes", "bounds", "huber", "huber_informative", "rate", "transient", "lemma2_ratio", "thresholds", "complexity"]
 # The empirical rows read the benchmark tables the design names (declared inputs; none: not evaluated):
 # one table, or one per protocol (rows 8a-<name> .. 8f-<name>; each table's
-# screened_datasets.csv beside it feeds the signal screen), with the criteria of the configuration
+# screened_datasets.csv beside it feeds the signal screens its manifest.json declares), with the
+# criteria of the configuration
 # files that made them (their claims: sections). Tables are read from the working directory (the
 # run's), configuration files from the repository.
 THEORY_RESULTS_TABLES, _RESULTS_CONFIGURATIONS = empirical_inputs(_THEORY)

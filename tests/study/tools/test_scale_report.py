@@ -43,7 +43,7 @@ def test_the_command_never_overwrites_a_file_it_did_not_write(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
     (out / "scale_summary.md").write_text("someone else's")
-    assert main([_results(tmp_path / "results.csv"), "--out", str(out)]) == 1
+    assert main([_results(tmp_path / "results.csv"), "--out", str(out), "--machine-mb", "24576"]) == 1
     assert "scale_summary.md" in capsys.readouterr().err
     assert (out / "scale_summary.md").read_text() == "someone else's"
 
@@ -53,3 +53,12 @@ def test_a_table_without_the_memory_columns_is_named(tmp_path, capsys):
     pd.read_csv(path).drop(columns="memory_budget_mb").to_csv(path, index=False)
     assert main([path, "--out", str(tmp_path / "out")]) == 1
     assert "memory_budget_mb" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_the_machine_memory_comes_from_the_run_s_manifest_or_is_asked_for(tmp_path, capsys):
+    results = _results(tmp_path / "results.csv")
+    assert main([results, "--out", str(tmp_path / "out")]) == 1
+    assert "pass --machine-mb" in capsys.readouterr().err and not (tmp_path / "out").exists()
+    (tmp_path / "manifest.json").write_text('{"machine": {"memory_gib": 16}}')
+    assert main([results, "--out", str(tmp_path / "out")]) == 0
+    assert "Machine memory: 16,384 MiB." in (tmp_path / "out" / "scale_summary.md").read_text()

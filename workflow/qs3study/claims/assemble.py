@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -16,7 +17,8 @@ from qs3study.theory.complexity import fit_exponent, linear_growth, local_expone
 from qs3study.files import write_frame
 from qs3study.stages.tables import read_results
 from . import plots
-from .empirical import PROTOCOL_NAMES, ProtocolClaims, declared_screens, empirical_claims
+from .crossover import recorded_machine_mb
+from .empirical import PROTOCOL_NAMES, ProtocolClaims, declared_screens, empirical_claims, read_screened
 from .rate import rate_classes, rate_equivalence_classes
 from .design import design_sha256, load_design
 from .ledger import history_markdown, write_ledger
@@ -88,22 +90,42 @@ def _claims_of(table, configurations):
     """The empirical claims of one results table, by its configuration's criteria, with its signal screens.
 
     ``configurations`` are the run's configuration files in command-line order (an overlay
-    after its base); their ``claims:`` and ``data_checks:`` sections are merged key by key, a
-    later one winning. The screens are read from the run's ``screened_datasets.csv`` beside
-    the table when the configuration declares one: the permutation screen
-    (``data_checks.signal_permutations > 0``) or the fixed-level one (``claims.signal_level``).
+    after its base); their ``claims:`` sections are merged key by key, a later one winning.
+    The screens are the ones the run declared: those of the configuration its manifest
+    (``manifest.json`` beside the table) records, else of ``configurations``
+    (:func:`~qs3study.claims.empirical.declared_screens`); when there is one, the run's
+    ``screened_datasets.csv`` beside the table must list every dataset under it. 8d's refusals
+    are read against the memory of the machine the run measured on, as its manifest records it.
     """
-    criteria, checks = {}, {}
+    criteria = {}
     for configuration in configurations:
         with open(configuration) as handle:
-            loaded = yaml.safe_load(handle)
-        criteria.update(loaded.get("claims") or {})
-        checks.update(loaded.get("data_checks") or {})
-    screens = declared_screens(checks.get("signal_permutations", 0), criteria.get("signal_level"))
-    screened = None
-    if screens:
-        screened = pd.read_csv(os.path.join(os.path.dirname(table), "screened_datasets.csv"))
-    return empirical_claims(read_results(table), criteria, screened, screens)
+            criteria.update(yaml.safe_load(handle).get("claims") or {})
+    screens = _run_screens(table, configurations)
+    screened = read_screened(os.path.join(os.path.dirname(table), "screened_datasets.csv")) if screens else None
+    return empirical_claims(read_results(table), criteria, screened, screens, recorded_machine_mb(table))
+
+
+def _run_screens(table, configurations):
+    """The signal screens the run of ``table`` declared: its manifest's configuration, else ``configurations``'.
+
+    A configuration changed after the run (a screen added for the next run) does not change
+    how the run's own screen is read.
+    """
+    manifest = os.path.join(os.path.dirname(table), "manifest.json")
+    if os.path.exists(manifest):
+        with open(manifest) as handle:
+            sections = [json.load(handle)["config"]]
+    else:
+        sections = []
+        for configuration in configurations:
+            with open(configuration) as handle:
+                sections.append(yaml.safe_load(handle))
+    claims, checks = {}, {}
+    for section in sections:
+        claims.update(section.get("claims") or {})
+        checks.update(section.get("data_checks") or {})
+    return declared_screens(checks.get("signal_permutations", 0), claims.get("signal_level"))
 
 
 def empirical_inputs(design):

@@ -19,13 +19,14 @@ computes claims 8c and 8d with them.
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
 import pandas as pd
 
 __all__ = ["BOOTSTRAP_RESAMPLES", "BOOTSTRAP_SEED", "log_log_crossing", "crossover_size", "crossover_evidence",
-           "machine_memory_mb", "measured_refusals", "refusals_text", "memory_evidence"]
+           "machine_memory_mb", "recorded_machine_mb", "measured_refusals", "refusals_text", "memory_evidence"]
 
 OURS = "qs3orao"
 EXACT = ("m-samult", "m-pnu-auc")
@@ -294,12 +295,34 @@ def measured_refusals(table, *, exact=EXACT):
     return out
 
 
+def recorded_machine_mb(results):
+    """The memory (MiB) of the machine a run measured on, from its ``manifest.json`` beside ``results``.
+
+    The ledger and the reports read a committed run on other machines: the machine its refusals
+    are read against is the run's own, as its manifest records it (``machine.memory_gib``).
+
+    Returns
+    -------
+    float or None
+        None when no manifest lies beside ``results`` or it records no machine memory.
+    """
+    manifest = os.path.join(os.path.dirname(os.fspath(results)), "manifest.json")
+    if not os.path.exists(manifest):
+        return None
+    with open(manifest) as handle:
+        memory_gib = (json.load(handle).get("machine") or {}).get("memory_gib")
+    return None if memory_gib is None else float(memory_gib) * 1024
+
+
 def _rows_text(n):
     return "the whole pool" if n == np.inf else f"{n:,.0f}"
 
 
 def refusals_text(refusals, *, machine_mb):
-    """The measured refusals of :func:`measured_refusals` in words, each memory estimate against ``machine_mb``."""
+    """The measured refusals of :func:`measured_refusals` in words, each memory estimate against ``machine_mb``.
+
+    ``machine_mb`` None: the run recorded no machine memory, and the text says so.
+    """
     parts = []
     for r in refusals:
         ran = (f"ran up to {_rows_text(r['largest_ran'])} unlabeled rows (measured peak {r['peak_mb']:,.0f} MiB)"
@@ -309,9 +332,11 @@ def refusals_text(refusals, *, machine_mb):
         memory = ""
         if r["first_memory_refusal"] is not None:
             est, budget = r["estimate_mb"], r["budget_mb"]
+            machine = ("the machine's memory not recorded" if machine_mb is None else
+                       f"the machine's {machine_mb:,.0f} MiB ({'above' if est > machine_mb else 'within'} "
+                       f"the machine's memory)")
             memory = (f"; first memory refusal at {_rows_text(r['first_memory_refusal'])}: its estimate "
-                      f"{est:,.0f} MiB against the budget {budget:,.0f} MiB and the machine's {machine_mb:,.0f} MiB "
-                      f"({'above' if est > machine_mb else 'within'} the machine's memory)")
+                      f"{est:,.0f} MiB against the budget {budget:,.0f} MiB and {machine}")
         parts.append(f"{r['dataset']}/{r['baseline']}: {ran}, {refused}{memory}")
     return "; ".join(parts) or "no exact baseline in the table"
 
@@ -341,8 +366,8 @@ def memory_evidence(table, *, estimate, budget_mb, paper_budget_mb, full_sizes, 
     tolerance : float
         The estimate is validated when ``1/tolerance <= measured / estimated <= tolerance`` at every ok fit.
     machine_mb : float, optional
-        The machine's memory (MiB) the refusals' estimates are read against; by default this
-        machine's (:func:`machine_memory_mb`).
+        The memory (MiB) of the machine the run measured on, which the refusals' estimates are
+        read against (:func:`recorded_machine_mb`); None: not recorded, and the evidence says so.
 
     Returns
     -------
@@ -355,7 +380,6 @@ def memory_evidence(table, *, estimate, budget_mb, paper_budget_mb, full_sizes, 
         subset=["memory_estimate_mb", "rss_before_fit_mb", "peak_memory_mb"])
     ratio = (ok["peak_memory_mb"] / (ok["rss_before_fit_mb"] + ok["memory_estimate_mb"])).to_numpy(dtype=float)
     validated = bool(ratio.size) and bool(((ratio >= 1.0 / tolerance) & (ratio <= tolerance)).all())
-    machine_mb = machine_memory_mb() if machine_mb is None else float(machine_mb)
     large = {name: rows for name, rows in full_sizes.items() if rows >= large_rows}
     needs = {(name, method): float(estimate(method, name, rows)) for name, rows in large.items() for method in exact}
 

@@ -45,11 +45,11 @@ from baselines.registry import METHODS as REGISTRY, make_method
 from qs3study.datasets import get_spec
 
 from qs3study.stages.tables import comparison_auc, holm, one_draw, tuning_draws, unconverged
-from .crossover import crossover_evidence, memory_evidence
+from .crossover import crossover_evidence, machine_memory_mb, memory_evidence
 from .verdicts import draw_verdict
 
 __all__ = ["DEFAULT_CRITERIA", "OURS", "KEYS", "PROTOCOL_NAMES", "SCREEN_REASONS", "ProtocolClaims",
-           "paper_methods", "declared_screens", "counted_datasets", "check_screened", "without_unconverged", "empirical_claims"]
+           "paper_methods", "declared_screens", "read_screened", "counted_datasets", "check_screened", "without_unconverged", "empirical_claims"]
 
 OURS = "qs3orao"
 #: Claim 8e's second reading, on the objective: f* against f* with tradeoff = 1 (labels of the configurations).
@@ -149,7 +149,7 @@ def _memory_need(table):
     return need
 
 
-def _out_of_memory(table, criteria):
+def _out_of_memory(table, criteria, machine_mb):
     """8d through the baselines' memory estimates, validated against measured peaks (:func:`memory_evidence`)."""
     missing = sorted(set(MEMORY_COLUMNS) - set(table.columns))
     if missing:
@@ -165,7 +165,7 @@ def _out_of_memory(table, criteria):
     result = memory_evidence(table, estimate=_memory_need(table), budget_mb=float(budgets.max()),
                              paper_budget_mb=criteria["paper_budget_mb"], full_sizes=full_rows,
                              large_rows=criteria["large_set_rows"], tolerance=criteria["estimate_tolerance"],
-                             exact=EXACT)
+                             exact=EXACT, machine_mb=machine_mb)
     return _result(result["verdict"], f"{result['evidence']} At the paper-like budget: {result['paper_verdict']}.")
 
 
@@ -285,6 +285,28 @@ def declared_screens(signal_permutations, signal_level):
                                             ("level", signal_level is not None)) if declared]
 
 
+def read_screened(path):
+    """A run's ``screened_datasets.csv``, with its ``screen`` column.
+
+    A file written before the column existed held only the loading screen's rows (status
+    ``refused`` or ``accepted``) and the fixed-level screen's (``signal`` or ``no_signal``),
+    so its column is filled in from the status.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    screened = pd.read_csv(path)
+    if "screen" not in screened.columns:
+        level = screened["status"].isin(["signal", "no_signal"])
+        screened.insert(1, "screen", np.where(level, "level", "loading"))
+    return screened
+
+
 def counted_datasets(table, paper, screened=None):
     """Datasets the AUC claims count, and why each other one is left out.
 
@@ -381,7 +403,7 @@ def without_unconverged(table):
     return table[~out], dropped.groupby("dataset").size().to_dict()
 
 
-def empirical_claims(table, criteria=None, screened=None, screens=()):
+def empirical_claims(table, criteria=None, screened=None, screens=(), machine_mb=None):
     """Verdicts of the empirical claims from a results table, read at each of its tuning draws.
 
     Parameters
@@ -396,6 +418,9 @@ def empirical_claims(table, criteria=None, screened=None, screens=()):
     screens : sequence of str, optional
         The signal screens the configuration declares (keys of :data:`SCREEN_REASONS`): ``screened``
         must list every dataset of ``table`` under each (:func:`check_screened`).
+    machine_mb : float, optional
+        The memory (MiB) of the machine the run measured on, which 8d's measured refusals are read
+        against (:func:`qs3study.claims.crossover.memory_evidence`); None: not recorded.
 
     Returns
     -------
@@ -407,7 +432,7 @@ def empirical_claims(table, criteria=None, screened=None, screens=()):
     criteria = {**DEFAULT_CRITERIA, **(criteria or {})}
     check_screened(table, screened, screens)
     draws = tuning_draws(table)
-    at = {draw: _claims_at_draw(one_draw(table, draw), criteria, screened) for draw in draws}
+    at = {draw: _claims_at_draw(one_draw(table, draw), criteria, screened, machine_mb) for draw in draws}
     if len(draws) == 1:
         return at[draws[0]]
     drawn = sorted(set(table.loc[table["tuning_draw"] > 0, "method"]))
@@ -423,15 +448,15 @@ def empirical_claims(table, criteria=None, screened=None, screens=()):
     return claims
 
 
-def _claims_at_draw(table, criteria, screened):
+def _claims_at_draw(table, criteria, screened, machine_mb):
     """:func:`empirical_claims` on a table of one tuning draw, read with and without its unconverged trials."""
-    claims = _claims_of(table, criteria, screened)
+    claims = _claims_of(table, criteria, screened, machine_mb)
     kept, left_out = without_unconverged(table)
     if not left_out:
         for result in claims.values():
             result["verdict_without_unconverged"] = result["verdict"]
         return claims
-    without = _claims_of(kept, criteria, screened)
+    without = _claims_of(kept, criteria, screened, machine_mb)
     trials = ", ".join(f"{dataset} {n}" for dataset, n in sorted(left_out.items()))
     for key, result in claims.items():
         other = without[key]["verdict"]
@@ -442,7 +467,7 @@ def _claims_at_draw(table, criteria, screened):
     return claims
 
 
-def _claims_of(table, criteria, screened):
+def _claims_of(table, criteria, screened, machine_mb):
     """The claims of one reading of a table of one tuning draw."""
     table = table.assign(n_unlabeled=pd.to_numeric(table["n_unlabeled"], errors="coerce"))
     paper = paper_methods(list(dict.fromkeys(table["method"])))
@@ -456,7 +481,7 @@ def _claims_of(table, criteria, screened):
         "highest_auc": _highest_auc(mean, paper, others, criteria["most_cases"]),
         "beats_supervised": _beats_supervised(mean, paper),
         "faster_beyond_10k": _faster(table, criteria),
-        "exact_out_of_memory": _out_of_memory(table, criteria),
+        "exact_out_of_memory": _out_of_memory(table, criteria, machine_mb),
         "unlabeled_data_help": _unlabeled_help(auc, criteria),
         "unlabeled_data_help_objective": _unlabeled_help_objective(auc, criteria),
         "similar_generalisation": _similar(auc, mean, criteria),
@@ -484,7 +509,9 @@ def claims_job(smk):
 
     log = setup_logging(smk.log[0])
     screened = pd.read_csv(smk.input.screened) if smk.input.get("screened") else None
-    claims = empirical_claims(read_results(smk.input.table), smk.params.criteria, screened, smk.params.screens)
+    # the run's own job, on the machine the run measured on
+    claims = empirical_claims(read_results(smk.input.table), smk.params.criteria, screened, smk.params.screens,
+                              machine_memory_mb())
     rows = [{"claim": key, **value} for key, value in claims.items()]
     for row in rows:
         log.info("%s: %s; without unconverged trials %s (%s)", row["claim"], row["verdict"],

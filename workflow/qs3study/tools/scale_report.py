@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from qs3study.claims.crossover import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, REFUSAL_COLUMNS, crossover_evidence,
-                                       machine_memory_mb, measured_refusals)
+                                       measured_refusals, recorded_machine_mb)
 from qs3study.claims.empirical import DEFAULT_CRITERIA, EXACT
 from qs3study.files import atomic_path, read_columns, refuse_foreign_files, write_json
 from qs3study.perf.time_at_accuracy import TARGET_TOLERANCE, plot_time_at_accuracy, time_at_accuracy
@@ -124,13 +124,17 @@ def main(argv=None):
     parser.add_argument("results", type=Path, help="the run's results.csv")
     parser.add_argument("--out", type=Path, required=True, help="folder of the run's figures")
     parser.add_argument("--machine-mb", type=float, default=None,
-                        help="the machine's memory in MiB the refusals are read against (default: this machine's)")
+                        help="the memory in MiB of the machine the run measured on (default: its manifest.json "
+                             "beside RESULTS)")
     parser.add_argument("--min-trials", type=int, default=DEFAULT_CRITERIA["min_trials"],
                         help="paired trials a size needs to count for the crossover")
     args = parser.parse_args(argv)
     try:
         table = one_draw(read_columns(args.results, _READ, reader=read_results))
-        machine_mb = machine_memory_mb() if args.machine_mb is None else args.machine_mb
+        machine_mb = recorded_machine_mb(args.results) if args.machine_mb is None else args.machine_mb
+        if machine_mb is None:
+            raise ValueError(f"no manifest.json beside {args.results} records the run's machine memory: "
+                             "pass --machine-mb")
         frame = time_at_accuracy(table)
         crossovers = crossover_evidence(table, beyond=DEFAULT_CRITERIA["crossover_rows"]
                                         * DEFAULT_CRITERIA["crossover_slack"], min_trials=args.min_trials,
