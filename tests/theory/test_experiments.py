@@ -182,6 +182,34 @@ def test_a_protocol_without_a_committed_run_is_not_evaluated_and_says_why(tmp_pa
     assert all("best-effort protocol (empirical.protocols.best.results_table: null)" in r.evidence for r in rows[7:])
 
 
+def test_a_committed_scale_study_decides_its_protocols_8c_and_8d(tmp_path):
+    import yaml
+
+    from qs3study.claims.assemble import _empirical, empirical_inputs
+    from qs3study.claims.rows.empirical import rows_empirical
+
+    _table().to_csv(tmp_path / "results.csv", index=False)  # the protocol: faster, out of memory
+    (tmp_path / "scale").mkdir()
+    _table(faster=False, oom=False, budget_mb=1e9).to_csv(tmp_path / "scale" / "results.csv", index=False)
+    (tmp_path / "paper.yaml").write_text(yaml.safe_dump({"claims": CRITERIA}))
+    (tmp_path / "scale.yaml").write_text(yaml.safe_dump({"protocol": {"trials": 3}}))
+    scale = {"results_table": None, "configuration": [str(tmp_path / "paper.yaml"), str(tmp_path / "scale.yaml")]}
+    design = {"empirical": {"protocols": {"paper": {
+        "results_table": str(tmp_path / "results.csv"), "configuration": str(tmp_path / "paper.yaml"), "scale": scale}}}}
+    own = rows_empirical(*_empirical(design, *empirical_inputs(design)))
+    assert [r.verdict for r in own if r.id in ("8c-paper", "8d-paper")] == ["holds", "holds"]
+
+    scale["results_table"] = str(tmp_path / "scale" / "results.csv")
+    tables, configurations = empirical_inputs(design)
+    assert tables == [str(tmp_path / "results.csv"), str(tmp_path / "scale" / "results.csv")]
+    assert configurations == [str(tmp_path / "paper.yaml"), str(tmp_path / "paper.yaml"), str(tmp_path / "scale.yaml")]
+    rows = {r.id: r for r in rows_empirical(*_empirical(design, tables, configurations))}
+    assert rows["8c-paper"].verdict == "fails" and rows["8d-paper"].verdict == "fails"
+    assert rows["8c-paper"].evidence.startswith(f"read on the scale study ({tmp_path / 'scale' / 'results.csv'}): ")
+    assert [rows[f"8{c}-paper"].verdict for c in ("a", "b", "e", "f")] == [r.verdict for r in own if r.id in (
+        "8a-paper", "8b-paper", "8e-paper", "8f-paper")]
+
+
 def test_a_protocols_claims_read_its_signal_screen_beside_the_table(tmp_path):
     import yaml
 

@@ -134,16 +134,24 @@ def empirical_inputs(design):
     Either one table (``empirical.results_table`` with its ``configuration``) or one per
     protocol (``empirical.protocols``: name -> ``results_table``, ``configuration`` a file or a
     list, an overlay after its base), in the design's order; a protocol whose ``results_table``
-    is null has no committed run yet and contributes nothing. Paths as the design gives them.
+    is null has no committed run yet and contributes nothing. A protocol's ``scale`` entry (the
+    same keys) names its scale study, read after the protocol's own table when committed.
+    Paths as the design gives them.
     """
     empirical = design["empirical"]
     protocols = empirical.get("protocols") or {}
     if protocols:
-        run = [entry for entry in protocols.values() if entry["results_table"]]
+        run = [run for entry in protocols.values() if entry["results_table"] for run in _runs(entry)]
         return ([entry["results_table"] for entry in run],
                 [path for entry in run for path in _configuration_files(entry)])
     table, configuration = empirical.get("results_table"), empirical.get("configuration")
     return ([table] if table else []), ([configuration] if configuration else [])
+
+
+def _runs(entry):
+    """A protocol's committed runs in reading order: its own, then its scale study's if committed."""
+    scale = entry.get("scale") or {}
+    return [entry] + ([scale] if scale.get("results_table") else [])
 
 
 def _configuration_files(entry):
@@ -159,7 +167,10 @@ def _empirical(design, results_tables, results_configurations):
         pending = []
         for name, entry in protocols.items():
             if entry["results_table"]:
-                empirical[name] = _claims_of(next(tables), [next(files) for _ in _configuration_files(entry)])
+                claims = [_claims_of(next(tables), [next(files) for _ in _configuration_files(run)])
+                          for run in _runs(entry)]
+                empirical[name] = claims[0] if len(claims) == 1 else _with_scale(claims[0], claims[1],
+                                                                                  entry["scale"]["results_table"])
             else:
                 empirical[name] = None
                 pending.append(f"{PROTOCOL_NAMES.get(name, name)} (empirical.protocols.{name}.results_table: null)")
@@ -167,6 +178,19 @@ def _empirical(design, results_tables, results_configurations):
     if results_tables:
         return _claims_of(results_tables[0], list(results_configurations)[:1]), ""
     return None, "the design names no results table (empirical: no protocol with a results_table, and no results_table)"
+
+
+#: The claims a scale study decides for its protocol (8c, 8d): the sizes where both sides run.
+SCALE_KEYS = ("faster_beyond_10k", "exact_out_of_memory")
+
+
+def _with_scale(claims, scale_claims, scale_table):
+    """A protocol's claims with 8c and 8d read on its scale study's table instead of its own."""
+    merged = dict(claims)
+    for key in SCALE_KEYS:
+        merged[key] = {**scale_claims[key],
+                       "evidence": f"read on the scale study ({scale_table}): {scale_claims[key]['evidence']}"}
+    return merged
 
 
 def _offset_data(spec, path, problem_table):
