@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from pipeline import (CONFIGS, EXPECTED_ROWS, EXPECTED_TRAINING_JOBS, REPO, TINY, deterministic, environment, jobs_of,
-                      run_tiny, snakemake, snakemake_command)
+                      run_tiny, snakemake, snakemake_command, write_config)
 from qs3study.stages import tables
 
 MIRROR = REPO.parent / "shared" / "data"
@@ -310,3 +310,14 @@ def test_a_killed_run_not_yet_reaped_is_not_live(tmp_path):
         assert live_run.live_run(tmp_path / live_run.RECORD) is None
     finally:
         killed.wait()
+
+
+def test_a_method_s_sweep_cap_leaves_out_its_larger_sizes_only(tmp_path):
+    # tiny: the sweep's 200 and 900 on synthetic; 200 is also the comparison size
+    planned = snakemake(tmp_path, "--configfile", TINY, "--dry-run").stdout
+    overlay = write_config(tmp_path, {"sweep": {"max_unlabeled": {"m-pnu-auc": 500}}}, "cap.yaml")
+    capped = snakemake(tmp_path, "--configfile", TINY, overlay, "--dry-run").stdout
+    assert jobs_of(capped, "train") == jobs_of(planned, "train") - 1  # m-pnu-auc at 900 on synthetic
+    unknown = write_config(tmp_path, {"sweep": {"max_unlabeled": {"no-such-method": 500}}}, "unknown.yaml")
+    failed = snakemake(tmp_path, "--configfile", TINY, unknown, "--dry-run", check=False)
+    assert failed.returncode != 0 and "sweep.max_unlabeled.no-such-method" in failed.stdout + failed.stderr

@@ -53,6 +53,9 @@ def _check_semantics(config):
     for name in sweep if isinstance(sweep, list) else []:
         if name not in config["datasets"]:
             _fail("sweep.datasets", f"{name!r} is not a key of 'datasets'")
+    for label in config["sweep"].get("max_unlabeled", {}):
+        if label not in config["methods"]:
+            _fail(f"sweep.max_unlabeled.{label}", f"{label!r} is not a key of 'methods'")
     reference = config["protocol"]["reference"]
     if reference not in config["methods"]:
         _fail("protocol.reference", f"{reference!r} is not a key of 'methods'")
@@ -143,7 +146,8 @@ def design():
     """Every (dataset, method, size, trial) of the study, without repeats, in a stable order.
 
     Sweep sizes larger than a dataset's documented unlabeled pool are left out
-    (the dataset's ``all`` point covers its end of the curve); a size the
+    (the dataset's ``all`` point covers its end of the curve), and so are a method's
+    sweep sizes above its ``sweep.max_unlabeled`` (a declared cut); a size the
     documented pool holds but the rows actually loaded do not (a partial file
     in a mirror, a local file, deduplicated rows), or a group split's unlabeled
     side does not, is recorded ``beyond_pool`` by its training job.
@@ -160,9 +164,17 @@ def design():
                 sizes[token] = max(sizes.get(token, 0), SWEEP.get("trials", PROTOCOL["trials"]))
         for method in METHODS:
             for size, trials in sizes.items():
+                if size != comparison_size(dataset) and beyond_method_cap(method, size):
+                    continue
                 for trial in range(trials):
                     points[(dataset, method, size, trial)] = None
     return list(points)
+
+
+def beyond_method_cap(method, size):
+    """Whether sweep size ``size`` lies above ``method``'s ``sweep.max_unlabeled`` (``all`` lies above every cap)."""
+    cap = SWEEP.get("max_unlabeled", {}).get(method)
+    return cap is not None and (size == ALL or int(size) > cap)
 
 
 def trial_part(trial):
