@@ -8,6 +8,7 @@ A command-line tool writing into a folder records the files it wrote
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import csv
 import json
 import os
@@ -18,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["atomic_path", "write_text", "write_json", "read_json", "write_csv", "write_frame", "save_array",
-           "save_figure", "read_columns", "refuse_foreign_files"]
+           "save_figure", "read_columns", "refuse_foreign_files", "write_with_record"]
 
 
 def atomic_path(path, suffix=None, *, clean_stale=True):
@@ -158,3 +159,31 @@ def refuse_foreign_files(folder, names, record, contents=None):
     if foreign:
         raise FileExistsError(f"{folder} holds {', '.join(foreign)}, not written by this tool (not listed in its "
                               f"record {record}): move them away or choose another output folder")
+
+
+def write_with_record(folder, contents, record, fields, *, written=()):
+    """Write ``contents`` into ``folder``, then its JSON ``record`` listing every output with its sha256.
+
+    The record is what :func:`refuse_foreign_files` reads: the tool's own files, which a
+    later run of the tool may overwrite.
+
+    Parameters
+    ----------
+    folder : path-like
+        Created if missing.
+    contents : dict of str to bytes
+        File name -> bytes, each written atomically.
+    record : str
+        The record's file name in ``folder``.
+    fields : dict
+        The record's other fields (inputs, options).
+    written : sequence of str, optional
+        Files the tool has already written into ``folder`` (a figure), listed in the record too.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, content in contents.items():
+        with atomic_path(folder / name) as tmp:
+            tmp.write_bytes(content)
+    outputs = {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in [*contents, *written]}
+    write_json(folder / record, {**fields, "outputs": outputs})

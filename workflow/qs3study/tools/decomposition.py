@@ -24,7 +24,6 @@ priors): its grids and, on a dataset whose features it scales differently
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from pathlib import Path
 
@@ -32,7 +31,7 @@ import pandas as pd
 
 from baselines.registry import METHODS as REGISTRY
 
-from qs3study.files import atomic_path, read_columns, refuse_foreign_files, write_json
+from qs3study.files import read_columns, refuse_foreign_files, write_with_record
 from qs3study.stages.tables import comparison_auc, one_draw, read_results
 
 __all__ = ["OURS", "EXACT_REFERENCE", "BASELINES", "PARTS", "PROTOCOLS", "trial_decomposition",
@@ -157,13 +156,8 @@ def main(argv=None):
     except (ValueError, OSError) as error:
         print(f"decomposition: {error}", file=sys.stderr)
         return 1
-    args.out.mkdir(parents=True, exist_ok=True)
-    for name, content in contents.items():
-        with atomic_path(args.out / name) as tmp:
-            tmp.write_bytes(content)
-    write_json(args.out / RECORD, {"protocol": args.protocol, "inputs": [str(args.paper), str(args.best)],
-                                   "outputs": {name: hashlib.sha256(content).hexdigest()
-                                               for name, content in contents.items()}})
+    write_with_record(args.out, contents, RECORD, {"protocol": args.protocol,
+                                                   "inputs": [str(args.paper), str(args.best)]})
     print(decomposition_markdown(summary, args.protocol))
     return 0
 

@@ -15,7 +15,6 @@ Reads a run's results table (the scale study's ``results.csv``) and writes into 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import numpy as np
 from qs3study.claims.crossover import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, REFUSAL_COLUMNS, crossover_evidence,
                                        measured_refusals, recorded_machine_mb)
 from qs3study.claims.empirical import DEFAULT_CRITERIA, EXACT
-from qs3study.files import atomic_path, read_columns, refuse_foreign_files, write_json
+from qs3study.files import read_columns, refuse_foreign_files, write_with_record
 from qs3study.perf.time_at_accuracy import TARGET_TOLERANCE, plot_time_at_accuracy, time_at_accuracy
 from qs3study.stages.tables import one_draw, read_results
 
@@ -149,13 +148,9 @@ def main(argv=None):
         print(f"scale_report: {error}", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    for name, content in contents.items():
-        with atomic_path(args.out / name) as tmp:
-            tmp.write_bytes(content)
     plot_time_at_accuracy(frame, [args.out / "time_at_accuracy.png"])
-    write_json(args.out / RECORD, {"inputs": [str(args.results)], "machine_mb": machine_mb,
-                                   "outputs": {name: hashlib.sha256((args.out / name).read_bytes()).hexdigest()
-                                               for name in OUTPUTS}})
+    write_with_record(args.out, contents, RECORD, {"inputs": [str(args.results)], "machine_mb": machine_mb},
+                      written=["time_at_accuracy.png"])
     print(summary)
     return 0
 
