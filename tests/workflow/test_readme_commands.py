@@ -87,6 +87,8 @@ PYTHON_COMMANDS = (
     "python -m qs3study.tools.run_archive save run.tar.gz --configfile <its configuration files>",
     "python -m qs3study.tools.theorem1_search",
     "python -m qs3study.tools.run_archive restore run.tar.gz --configfile <the same files>",
+    "python -m qs3study.tools.scale_report",
+    "python -m qs3study.tools.scale_report figures/scale-paper/results.csv --out figures/scale-paper",
     "python -m qs3study.tools.tuning_check",
     "python timing/fit_overhead_benchmark.py BASELINE_TREE",
     "python timing/reproduction_cost_estimate.py --pilot figures/pilot-paper-uci_bike",
