@@ -35,13 +35,17 @@ def low_memory_mb(cls, size):
     return math.ceil(cls(low_memory=True).estimate_memory(500 + size, 8, 5, 500) / 2**20)
 
 
+#: The scale study's exact baselines and their sweep sizes on uci_kin40k (scale.yaml cuts M-PNU-AUC at 20,000).
+SWEPT = (("m-pnu-auc", MPNUAUC, (5000, 20000)), ("m-samult", MSAMULT, (5000, 20000, 30000)))
+
+
 def test_a_training_jobs_mem_mb_is_its_fits_estimate_plus_the_reserve(tmp_path):
     out = snakemake(tmp_path, "--dry-run", "--configfile", CONFIGS / "reproduction-paper.yaml",
                     CONFIGS / "scale.yaml", "--config", "name=scale-paper").stdout
     jobs = train_mem_mb(out)
     budget = 20480 * 2**20
-    for method, cls in (("m-pnu-auc", MPNUAUC), ("m-samult", MSAMULT)):
-        for size in (5000, 20000, 30000):
+    for method, cls, sizes in SWEPT:
+        for size in sizes:
             expected = expected_mem_mb(cls, size, budget)
             assert jobs[f"results/runs/uci_kin40k/{method}/n{size}/part0"] == expected, (method, size)
     # M-PNU-AUC's low-memory solver at 20,000 unlabeled rows: well under the budget, so two such jobs share
@@ -49,6 +53,7 @@ def test_a_training_jobs_mem_mb_is_its_fits_estimate_plus_the_reserve(tmp_path):
     assert jobs["results/runs/uci_kin40k/m-pnu-auc/n20000/part0"] == low_memory_mb(MPNUAUC, 20000) + RESERVE_MB
     assert jobs["results/runs/uci_kin40k/m-pnu-auc/n20000/part0"] < 10_000
     assert MPNUAUC(low_memory=False).estimate_memory(20500, 8, 5, 500) > budget
+    assert "results/runs/uci_kin40k/m-pnu-auc/n30000/part0" not in jobs  # the declared cut
 
 
 def test_a_job_past_its_fast_solvers_budget_asks_for_its_low_memory_solvers_estimate(tmp_path):
@@ -58,8 +63,8 @@ def test_a_job_past_its_fast_solvers_budget_asks_for_its_low_memory_solvers_esti
                     CONFIGS / "scale.yaml", overlay, "--config", "name=scale-paper").stdout
     jobs = train_mem_mb(out)
     budget = 12288 * 2**20
-    for method, cls in (("m-pnu-auc", MPNUAUC), ("m-samult", MSAMULT)):
-        for size in (5000, 20000, 30000):
+    for method, cls, sizes in SWEPT:
+        for size in sizes:
             assert jobs[f"results/runs/uci_kin40k/{method}/n{size}/part0"] == expected_mem_mb(cls, size, budget)
     # M-SAMULT's fast solver (2 n^2 floats) fits 12 GiB at 20,000 unlabeled rows, not at 30,000: there the job
     # asks for its low-memory solver's n^2.
