@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from qs3study.provenance import run_manifest
+
 from qs3study.claims.crossover import (crossover_evidence, crossover_size, log_log_crossing, machine_memory_mb,
                                        measured_refusals, memory_evidence, recorded_machine_mb)
 
@@ -190,11 +192,11 @@ def test_the_memory_evidence_adds_the_measured_refusals_against_the_machine():
 
 def test_the_machine_memory_is_the_one_the_run_s_manifest_records(tmp_path):
     results = tmp_path / "results.csv"
-    assert recorded_machine_mb(results) is None
+    assert run_manifest(results) is None and recorded_machine_mb(None) is None
     (tmp_path / "manifest.json").write_text(json.dumps({"machine": {"memory_gib": 23.5}}))
-    assert recorded_machine_mb(results) == 23.5 * 1024
+    assert recorded_machine_mb(run_manifest(results)) == 23.5 * 1024
     (tmp_path / "manifest.json").write_text(json.dumps({"machine": {}}))
-    assert recorded_machine_mb(results) is None
+    assert recorded_machine_mb(run_manifest(results)) is None
     # what a run's own claims job records: this machine's, from the operating system
     assert 0 < machine_memory_mb() < 2**40
 

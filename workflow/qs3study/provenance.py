@@ -16,10 +16,16 @@ from qs3study.datasets import sha256_file
 from .files import read_json, write_json
 from .runtime import package_versions, setup_logging
 
-__all__ = ["RESTORED", "git_state", "machine", "job_times", "jobs_cpu_s", "manifest_job"]
+__all__ = ["RESTORED", "git_state", "machine", "job_times", "jobs_cpu_s", "manifest_job", "run_manifest"]
 
 #: Where :mod:`qs3study.tools.run_archive` records each restore of a run's archived jobs; the manifest lists them.
 RESTORED = "results/restored"
+
+
+def run_manifest(results):
+    """The manifest of the run whose results table is ``results`` (``manifest.json`` beside it), or None if absent."""
+    path = Path(results).parent / "manifest.json"
+    return read_json(path) if path.exists() else None
 
 
 def git_state(root):

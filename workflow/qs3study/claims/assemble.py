@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
@@ -15,6 +14,7 @@ from qs3study.theory.dataset_facts import read_dataset_facts
 from qs3study.theory.complexity import fit_exponent, linear_growth, local_exponents, tail_exponent
 
 from qs3study.files import write_frame
+from qs3study.provenance import run_manifest
 from qs3study.stages.tables import read_results
 from . import plots
 from .crossover import recorded_machine_mb
@@ -94,38 +94,30 @@ def _claims_of(table, configurations):
     The screens are the ones the run declared: those of the configuration its manifest
     (``manifest.json`` beside the table) records, else of ``configurations``
     (:func:`~qs3study.claims.empirical.declared_screens`); when there is one, the run's
-    ``screened_datasets.csv`` beside the table must list every dataset under it. 8d's refusals
-    are read against the memory of the machine the run measured on, as its manifest records it.
+    ``screened_datasets.csv`` beside the table must list every dataset under it. A configuration
+    changed after the run (a screen added for the next run) does not change how the run is read.
+    8d's refusals are read against the memory of the machine the run measured on, as its manifest
+    records it.
     """
-    criteria = {}
+    sections = []
     for configuration in configurations:
         with open(configuration) as handle:
-            criteria.update(yaml.safe_load(handle).get("claims") or {})
-    screens = _run_screens(table, configurations)
+            sections.append(yaml.safe_load(handle))
+    criteria = _merged(sections, "claims")
+    manifest = run_manifest(table)
+    declared = [manifest["config"]] if manifest is not None else sections
+    screens = declared_screens(_merged(declared, "data_checks").get("signal_permutations", 0),
+                               _merged(declared, "claims").get("signal_level"))
     screened = read_screened(os.path.join(os.path.dirname(table), "screened_datasets.csv")) if screens else None
-    return empirical_claims(read_results(table), criteria, screened, screens, recorded_machine_mb(table))
+    return empirical_claims(read_results(table), criteria, screened, screens, recorded_machine_mb(manifest))
 
 
-def _run_screens(table, configurations):
-    """The signal screens the run of ``table`` declared: its manifest's configuration, else ``configurations``'.
-
-    A configuration changed after the run (a screen added for the next run) does not change
-    how the run's own screen is read.
-    """
-    manifest = os.path.join(os.path.dirname(table), "manifest.json")
-    if os.path.exists(manifest):
-        with open(manifest) as handle:
-            sections = [json.load(handle)["config"]]
-    else:
-        sections = []
-        for configuration in configurations:
-            with open(configuration) as handle:
-                sections.append(yaml.safe_load(handle))
-    claims, checks = {}, {}
+def _merged(sections, key):
+    """The ``key`` sections of configurations merged key by key, a later one winning."""
+    merged = {}
     for section in sections:
-        claims.update(section.get("claims") or {})
-        checks.update(section.get("data_checks") or {})
-    return declared_screens(checks.get("signal_permutations", 0), claims.get("signal_level"))
+        merged.update(section.get(key) or {})
+    return merged
 
 
 def empirical_inputs(design):

@@ -19,7 +19,6 @@ computes claims 8c and 8d with them.
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
@@ -295,22 +294,18 @@ def measured_refusals(table, *, exact=EXACT):
     return out
 
 
-def recorded_machine_mb(results):
-    """The memory (MiB) of the machine a run measured on, from its ``manifest.json`` beside ``results``.
+def recorded_machine_mb(manifest):
+    """The memory (MiB) of the machine a run measured on, as its manifest records it (``machine.memory_gib``).
 
     The ledger and the reports read a committed run on other machines: the machine its refusals
-    are read against is the run's own, as its manifest records it (``machine.memory_gib``).
+    are read against is the run's own (:func:`qs3study.provenance.run_manifest`).
 
     Returns
     -------
     float or None
-        None when no manifest lies beside ``results`` or it records no machine memory.
+        None when there is no manifest or it records no machine memory.
     """
-    manifest = os.path.join(os.path.dirname(os.fspath(results)), "manifest.json")
-    if not os.path.exists(manifest):
-        return None
-    with open(manifest) as handle:
-        memory_gib = (json.load(handle).get("machine") or {}).get("memory_gib")
+    memory_gib = ((manifest or {}).get("machine") or {}).get("memory_gib")
     return None if memory_gib is None else float(memory_gib) * 1024
 
 

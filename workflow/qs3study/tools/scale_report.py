@@ -24,6 +24,7 @@ from qs3study.claims.crossover import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, REFU
                                        measured_refusals, recorded_machine_mb)
 from qs3study.claims.empirical import DEFAULT_CRITERIA, EXACT
 from qs3study.files import read_columns, refuse_foreign_files, write_with_record
+from qs3study.provenance import run_manifest
 from qs3study.perf.time_at_accuracy import TARGET_TOLERANCE, plot_time_at_accuracy, time_at_accuracy
 from qs3study.stages.tables import one_draw, read_results
 
@@ -130,7 +131,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         table = one_draw(read_columns(args.results, _READ, reader=read_results))
-        machine_mb = recorded_machine_mb(args.results) if args.machine_mb is None else args.machine_mb
+        machine_mb = recorded_machine_mb(run_manifest(args.results)) if args.machine_mb is None else args.machine_mb
         if machine_mb is None:
             raise ValueError(f"no manifest.json beside {args.results} records the run's machine memory: "
                              "pass --machine-mb")
