@@ -10,6 +10,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version, validate
 
+from qs3study.code_origin import refuse_foreign_code
 from qs3study.configuration import check_unique_keys, drop_removed_entries
 from qs3study.live_run import clear_live_run, record_live_run, refuse_beside_live_run
 
@@ -18,6 +19,7 @@ min_version("8.0")
 # Jobs run in processes of their own (--mode subprocess or remote) while the run's own process lives.
 if workflow.is_main_process:
     refuse_beside_live_run()
+    refuse_foreign_code(workflow.basedir)
 
 # The embedded default applies only when no configuration is named on the command line,
 # so that a named configuration is never merged with the default one.
