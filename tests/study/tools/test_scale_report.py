@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from qs3study.tools.scale_report import OUTPUTS, RECORD, main
+from qs3study.tools.scale_report import OUTPUTS, RECORD, contended_trials, main
 
 
 def _results(path):
@@ -18,6 +18,8 @@ def _results(path):
                              "n_unlabeled": size, "status": "out_of_memory_budget" if refused else "ok",
                              "auc": np.nan if refused else auc + 0.001 * trial,
                              "fit_time": np.nan if refused else seconds * (1 + 0.05 * trial),
+                             "trial_wall_s": np.nan if refused else seconds * (1 + 0.05 * trial) + 0.5,
+                             "job_cpu_s": np.nan if refused else seconds * (1 + 0.05 * trial) + 0.4,
                              "memory_estimate_mb": 7e-5 * size ** 2, "memory_budget_mb": 20480.0,
                              "peak_memory_mb": 150.0 if refused else 200.0 + 7e-5 * size ** 2})
     pd.DataFrame(rows).to_csv(path, index=False)
@@ -62,3 +64,27 @@ def test_the_machine_memory_comes_from_the_run_s_manifest_or_is_asked_for(tmp_pa
     (tmp_path / "manifest.json").write_text('{"machine": {"memory_gib": 16}}')
     assert main([results, "--out", str(tmp_path / "out")]) == 0
     assert "Machine memory: 16,384 MiB." in (tmp_path / "out" / "scale_summary.md").read_text()
+
+
+def test_a_trial_that_waited_for_its_core_is_named_and_a_short_or_busy_one_is_not():
+    table = pd.DataFrame({"dataset": "d", "method": ["m-samult", "m-samult", "qs3orao", "m-pnu-auc", "m-pnu-auc"],
+                          "n_unlabeled": [30000, 30000, 30000, 20000, 20000], "trial": [0, 1, 0, 0, 1],
+                          "status": ["ok", "ok", "ok", "ok", "failed"], "fit_time": [3375.0, 1100.0, 4.0, 900.0, 5.0],
+                          "trial_wall_s": [3375.3, 1101.0, 6.0, 900.5, 5000.0],
+                          "job_cpu_s": [1204.9, 1090.0, 1.0, 599.0, 1.0]})
+    found = contended_trials(table)
+    assert found[["method", "trial"]].values.tolist() == [["m-pnu-auc", 0], ["m-samult", 0]]
+    assert found["wall_over_cpu"].round(2).tolist() == [1.50, 2.80]
+
+
+def test_the_summary_lists_the_trials_timed_beside_another_load(tmp_path, capsys):
+    path = _results(tmp_path / "results.csv")
+    table = pd.read_csv(path)
+    slow = (table["method"] == "m-samult") & (table["n_unlabeled"] == 5000) & (table["trial"] == 1)
+    table.loc[slow, ["fit_time", "trial_wall_s", "job_cpu_s"]] = [30.0, 30.2, 10.0]
+    table.to_csv(path, index=False)
+    assert main([path, "--out", str(tmp_path / "out"), "--machine-mb", "24576"]) == 0
+    summary = (tmp_path / "out" / "scale_summary.md").read_text()
+    assert "| d | m-samult | 5,000 | 1 | 30.0 | 30.2 | 10.0 | 3.02 |" in summary
+    assert main([_results(tmp_path / "plain.csv"), "--out", str(tmp_path / "plain"), "--machine-mb", "24576"]) == 0
+    assert (tmp_path / "plain" / "scale_summary.md").read_text().endswith("None.\n")

@@ -6,8 +6,9 @@ Reads a run's results table (the scale study's ``results.csv``) and writes into 
   fit time and whether its mean AUC reaches the best exact baseline's
   (:mod:`qs3study.perf.time_at_accuracy`);
 * ``scale_summary.md``: time and AUC by size, the crossover size per (dataset, exact baseline)
-  with its bracket and bootstrap interval (:func:`qs3study.claims.crossover.crossover_size`), and the
-  exact baselines' measured refusals (:func:`qs3study.claims.crossover.measured_refusals`).
+  with its bracket and bootstrap interval (:func:`qs3study.claims.crossover.crossover_size`), the
+  exact baselines' measured refusals (:func:`qs3study.claims.crossover.measured_refusals`), and the
+  trials timed beside another load (:func:`contended_trials`).
 
     python -m qs3study.tools.scale_report figures/scale-paper/results.csv --out figures/scale-paper
 """
@@ -28,13 +29,42 @@ from qs3study.provenance import run_manifest
 from qs3study.perf.time_at_accuracy import TARGET_TOLERANCE, plot_time_at_accuracy, time_at_accuracy
 from qs3study.stages.tables import one_draw, read_results
 
-__all__ = ["OUTPUTS", "RECORD", "scale_summary_markdown", "main"]
+__all__ = ["CONTENDED_MIN_S", "CONTENDED_RATIO", "OUTPUTS", "RECORD", "contended_trials", "scale_summary_markdown",
+           "main"]
 
 OUTPUTS = ("time_at_accuracy.csv", "time_at_accuracy.png", "scale_summary.md")
 #: The report's record in its output folder: the files it wrote there (it overwrites no other).
 RECORD = "scale_report.json"
 _READ = tuple(dict.fromkeys(("dataset", "method", "n_unlabeled", "trial", "status", "fit_time", "auc",
-                             *REFUSAL_COLUMNS)))
+                             "trial_wall_s", "job_cpu_s", *REFUSAL_COLUMNS)))
+#: A trial runs one thread, so its wall time exceeds its process's CPU time only while it waits: for the
+#: core (another load beside it) or for input. Beyond this factor its fit time overstates the method's.
+CONTENDED_RATIO = 1.5
+#: Trials shorter than this (s) are not judged: reading the data is a large part of their wall time.
+CONTENDED_MIN_S = 10.0
+
+
+def contended_trials(table, ratio=CONTENDED_RATIO, min_s=CONTENDED_MIN_S):
+    """The finished trials whose wall time exceeds their CPU time by more than ``ratio``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Results with ``status``, ``trial_wall_s`` and ``job_cpu_s``.
+    ratio : float
+        Wall over CPU time beyond which a trial counts as timed beside another load.
+    min_s : float
+        Trials of a shorter wall time are not judged.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``dataset, method, n_unlabeled, trial, fit_time, trial_wall_s, job_cpu_s, wall_over_cpu``, sorted.
+    """
+    judged = table[(table["status"] == "ok") & (table["trial_wall_s"] >= min_s)]
+    judged = judged.assign(wall_over_cpu=judged["trial_wall_s"] / judged["job_cpu_s"])
+    columns = ["dataset", "method", "n_unlabeled", "trial", "fit_time", "trial_wall_s", "job_cpu_s", "wall_over_cpu"]
+    return judged.loc[judged["wall_over_cpu"] > ratio, columns].sort_values(columns[:4]).reset_index(drop=True)
 
 
 def _rows(n):
@@ -67,7 +97,8 @@ def _time_auc_tables(frame):
     return lines
 
 
-def scale_summary_markdown(frame, crossovers, refusals, *, tolerance, machine_mb, min_trials, resamples, seed):
+def scale_summary_markdown(frame, crossovers, refusals, contended, *, tolerance, machine_mb, min_trials, resamples,
+                           seed):
     """The report's Markdown: time and AUC by size, crossover sizes, measured refusals.
 
     Parameters
@@ -78,6 +109,8 @@ def scale_summary_markdown(frame, crossovers, refusals, *, tolerance, machine_mb
         ``crossovers`` of :func:`qs3study.claims.crossover.crossover_evidence`.
     refusals : list of dict
         :func:`qs3study.claims.crossover.measured_refusals`.
+    contended : pandas.DataFrame
+        :func:`contended_trials`.
     tolerance, machine_mb : float
     min_trials, resamples, seed : int
         The settings the crossovers were computed with (named in the text).
@@ -111,6 +144,18 @@ def scale_summary_markdown(frame, crossovers, refusals, *, tolerance, machine_mb
             _rows(r["first_memory_refusal"]) if memory else "-", f"{r['estimate_mb']:,.0f}" if memory else "-",
             f"{r['budget_mb']:,.0f}" if memory else "-",
             ("above" if r["estimate_mb"] > machine_mb else "within") if memory else "-"]) + " |")
+    lines += ["", "## Trials timed beside another load", "",
+              f"A trial runs one thread: its wall time exceeds its CPU time only while it waits. Trials of at "
+              f"least {CONTENDED_MIN_S:g} s whose wall time is more than {CONTENDED_RATIO:g} times their CPU "
+              f"time shared their core, and their fit time above overstates the method's.", ""]
+    if contended.empty:
+        lines.append("None.")
+    else:
+        lines += ["| dataset | method | size | trial | fit time (s) | trial wall (s) | trial CPU (s) | wall / CPU |",
+                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {r.dataset} | {r.method} | {_rows(r.n_unlabeled)} | {r.trial} | {r.fit_time:,.1f} | "
+                  f"{r.trial_wall_s:,.1f} | {r.job_cpu_s:,.1f} | {r.wall_over_cpu:.2f} |"
+                  for r in contended.itertuples()]
     return "\n".join(lines) + "\n"
 
 
@@ -140,7 +185,7 @@ def main(argv=None):
                                         * DEFAULT_CRITERIA["crossover_slack"], min_trials=args.min_trials,
                                         exact=EXACT)["crossovers"]
         summary = scale_summary_markdown(frame, crossovers, measured_refusals(table, exact=EXACT),
-                                         tolerance=TARGET_TOLERANCE, machine_mb=machine_mb,
+                                         contended_trials(table), tolerance=TARGET_TOLERANCE, machine_mb=machine_mb,
                                          min_trials=args.min_trials, resamples=BOOTSTRAP_RESAMPLES,
                                          seed=BOOTSTRAP_SEED)
         contents = {"time_at_accuracy.csv": frame.to_csv(index=False).encode(), "scale_summary.md": summary.encode()}
