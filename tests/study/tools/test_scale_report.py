@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from qs3study.tools.scale_report import OUTPUTS, RECORD, contended_trials, main
+from qs3study.tools.scale_report import OUTPUTS, RECORD, main
 
 
 def _results(path):
@@ -64,17 +64,6 @@ def test_the_machine_memory_comes_from_the_run_s_manifest_or_is_asked_for(tmp_pa
     (tmp_path / "manifest.json").write_text('{"machine": {"memory_gib": 16}}')
     assert main([results, "--out", str(tmp_path / "out")]) == 0
     assert "Machine memory: 16,384 MiB." in (tmp_path / "out" / "scale_summary.md").read_text()
-
-
-def test_a_trial_that_waited_for_its_core_is_named_and_a_short_or_busy_one_is_not():
-    table = pd.DataFrame({"dataset": "d", "method": ["m-samult", "m-samult", "qs3orao", "m-pnu-auc", "m-pnu-auc"],
-                          "n_unlabeled": [30000, 30000, 30000, 20000, 20000], "trial": [0, 1, 0, 0, 1],
-                          "status": ["ok", "ok", "ok", "ok", "failed"], "fit_time": [3375.0, 1100.0, 4.0, 900.0, 5.0],
-                          "trial_wall_s": [3375.3, 1101.0, 6.0, 900.5, 5000.0],
-                          "job_cpu_s": [1204.9, 1090.0, 1.0, 599.0, 1.0]})
-    found = contended_trials(table)
-    assert found[["method", "trial"]].values.tolist() == [["m-pnu-auc", 0], ["m-samult", 0]]
-    assert found["wall_over_cpu"].round(2).tolist() == [1.50, 2.80]
 
 
 def test_the_summary_lists_the_trials_timed_beside_another_load(tmp_path, capsys):

@@ -8,7 +8,7 @@ Reads a run's results table (the scale study's ``results.csv``) and writes into 
 * ``scale_summary.md``: time and AUC by size, the crossover size per (dataset, exact baseline)
   with its bracket and bootstrap interval (:func:`qs3study.claims.crossover.crossover_size`), the
   exact baselines' measured refusals (:func:`qs3study.claims.crossover.measured_refusals`), and the
-  trials timed beside another load (:func:`contended_trials`).
+  trials timed beside another load (:func:`qs3study.perf.contention.contended_trials`).
 
     python -m qs3study.tools.scale_report figures/scale-paper/results.csv --out figures/scale-paper
 """
@@ -26,47 +26,17 @@ from qs3study.claims.crossover import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, REFU
 from qs3study.claims.empirical import DEFAULT_CRITERIA, EXACT
 from qs3study.files import read_columns, refuse_foreign_files, write_with_record
 from qs3study.provenance import run_manifest
+from qs3study.perf.contention import CONTENDED_MIN_S, CONTENDED_RATIO, contended_trials
 from qs3study.perf.time_at_accuracy import TARGET_TOLERANCE, plot_time_at_accuracy, time_at_accuracy
 from qs3study.stages.tables import one_draw, read_results
 
-__all__ = ["CONTENDED_MIN_S", "CONTENDED_RATIO", "OUTPUTS", "RECORD", "contended_trials", "scale_summary_markdown",
-           "main"]
+__all__ = ["OUTPUTS", "RECORD", "scale_summary_markdown", "main"]
 
 OUTPUTS = ("time_at_accuracy.csv", "time_at_accuracy.png", "scale_summary.md")
 #: The report's record in its output folder: the files it wrote there (it overwrites no other).
 RECORD = "scale_report.json"
 _READ = tuple(dict.fromkeys(("dataset", "method", "n_unlabeled", "trial", "status", "fit_time", "auc",
                              "trial_wall_s", "job_cpu_s", *REFUSAL_COLUMNS)))
-#: A trial runs one thread, so its wall time exceeds its process's CPU time only while it waits: for the
-#: core (another load beside it) or for input. Beyond this factor its fit time overstates the method's.
-CONTENDED_RATIO = 1.5
-#: Trials shorter than this (s) are not judged: reading the data is a large part of their wall time.
-CONTENDED_MIN_S = 10.0
-
-
-def contended_trials(table, ratio=CONTENDED_RATIO, min_s=CONTENDED_MIN_S):
-    """The finished trials whose wall time exceeds their CPU time by more than ``ratio``.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Results with ``status``, ``trial_wall_s`` and ``job_cpu_s``.
-    ratio : float
-        Wall over CPU time beyond which a trial counts as timed beside another load.
-    min_s : float
-        Trials of a shorter wall time are not judged.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``dataset, method, n_unlabeled, trial, fit_time, trial_wall_s, job_cpu_s, wall_over_cpu``, sorted.
-    """
-    judged = table[(table["status"] == "ok") & (table["trial_wall_s"] >= min_s)]
-    judged = judged.assign(wall_over_cpu=judged["trial_wall_s"] / judged["job_cpu_s"])
-    columns = ["dataset", "method", "n_unlabeled", "trial", "fit_time", "trial_wall_s", "job_cpu_s", "wall_over_cpu"]
-    return judged.loc[judged["wall_over_cpu"] > ratio, columns].sort_values(columns[:4]).reset_index(drop=True)
-
-
 def _rows(n):
     return "the whole pool" if n == np.inf else f"{n:,.0f}"
 
@@ -110,7 +80,7 @@ def scale_summary_markdown(frame, crossovers, refusals, contended, *, tolerance,
     refusals : list of dict
         :func:`qs3study.claims.crossover.measured_refusals`.
     contended : pandas.DataFrame
-        :func:`contended_trials`.
+        :func:`qs3study.perf.contention.contended_trials`.
     tolerance, machine_mb : float
     min_trials, resamples, seed : int
         The settings the crossovers were computed with (named in the text).
