@@ -19,8 +19,7 @@ from qs3study.stages.tables import read_results
 
 __all__ = ["CONTENDED_MIN_S", "CONTENDED_RATIO", "contended_trials", "main"]
 
-#: A trial runs one thread, so its wall time exceeds its process's CPU time only while it waits: for the
-#: core (another load beside it) or for input. Beyond this factor its fit time overstates the method's.
+#: Wall over CPU time beyond which a trial counts as timed beside another load.
 CONTENDED_RATIO = 1.5
 #: Trials shorter than this (s) are not judged: reading the data is a large part of their wall time.
 CONTENDED_MIN_S = 10.0
