@@ -5,8 +5,10 @@ import base64
 import io
 import json
 import os
+import re
 import tarfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -253,3 +255,33 @@ def test_save_records_every_members_checksum(run_dir, tmp_path):
     manifest = run_archive.save(tmp_path / "a.tar.gz", [config], root)
     assert sorted(manifest["sha256"]) == FINISHED
     assert manifest["sha256"]["results/tuning/d/m/trial0.json"] == sha256_file(root / "results/tuning/d/m/trial0.json")
+
+
+def test_restore_with_rerun_changed_leaves_out_the_jobs_of_data_that_differ(run_dir, tmp_path):
+    # Dataset d's X.npy differs on the new machine: its jobs read it, so they must run again. Dataset e's
+    # checks.csv differs too, but no job reads it: e's jobs are restored.
+    root, config = run_dir
+    write(root, "results/data/e/X.npy", "e data", mtime=1_000)
+    write(root, "results/data/e/checks.csv", "old", mtime=1_000)
+    write(root, "results/tuning/e/m/trial0.json", "{}", mtime=2_000)
+    run_archive.save(tmp_path / "a.tar.gz", [config], root)
+    target = fresh(tmp_path, data="other data")
+    write(target, "results/data/e/X.npy", "e data")
+    write(target, "results/data/e/checks.csv", "new")
+    with pytest.raises(ValueError, match="--rerun-changed"):
+        run_archive.restore(tmp_path / "a.tar.gz", [config], target)
+    record = run_archive.restore(tmp_path / "a.tar.gz", [config], target, rerun_changed=True)
+    assert record["changed_prepared"] == ["results/data/d/X.npy", "results/data/e/checks.csv"]
+    assert record["left_out_datasets"] == ["d"] and record["n_left_out"] == len(FINISHED)
+    assert record["n_files"] == 1 and (target / "results/tuning/e/m/trial0.json").is_file()
+    assert not any((target / path).exists() for path in FINISHED)
+    assert not list(target.glob(".run-archive-restore-*"))
+
+
+def test_job_inputs_are_the_prepared_files_the_job_rules_read():
+    # JOB_INPUTS decides which archived jobs a changed prepared file invalidates: it must name every
+    # prepare output that a tuning or training job takes as input.
+    rules = Path(__file__).parents[3] / "workflow" / "rules"
+    read = set(re.findall(r"rules\.prepare\.output\.(\w+)", (rules / "train.smk").read_text()))
+    outputs = dict(re.findall(r"(\w+)=f\"\{RESULTS\}/data/\{\{dataset\}\}/([\w.]+)\"", (rules / "data.smk").read_text()))
+    assert read and {outputs[key] for key in read} == set(run_archive.JOB_INPUTS)

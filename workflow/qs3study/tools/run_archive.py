@@ -12,7 +12,11 @@ itself whole (gzip's CRC, every member's checksum, path and type), before
 unpacking all its files or none.
 
 Prepared data are not archived (hundreds of MB for the review and SGEMM sets):
-preparation is deterministic, and restore refuses data whose checksums differ.
+they are prepared again, and restore refuses data whose checksums differ. A
+preparation can differ on another machine (the review set's TF-IDF/SVD
+features have): ``--rerun-changed`` then restores every dataset's jobs but
+those of a dataset whose job inputs (:data:`JOB_INPUTS`) differ, which run
+again on the new data, and records what differed.
 Restored files keep their modification times, so the manifest's job times stay
 right; the freshly prepared files are instead dated back to just before the
 oldest restored one (keeping their order), since Snakemake reruns every job
@@ -29,7 +33,7 @@ uncommitted changes.
 Command line::
 
     python -m qs3study.tools.run_archive save ARCHIVE --configfile A.yaml [B.yaml ...]
-    python -m qs3study.tools.run_archive restore ARCHIVE --configfile A.yaml [B.yaml ...] [--unverified]
+    python -m qs3study.tools.run_archive restore ARCHIVE --configfile A.yaml [B.yaml ...] [--unverified] [--rerun-changed]
     snakemake --configfile A.yaml [B.yaml ...] <the run's options> --rerun-triggers mtime params input software-env
 """
 
@@ -54,7 +58,7 @@ from qs3study.datasets.download import sha256_file
 from qs3study.files import atomic_path, write_json
 from qs3study.provenance import RESTORED, git_state
 
-__all__ = ["JOB_OUTPUTS", "PREPARED", "CHECKED", "RESUME_ARGS", "save", "restore", "main"]
+__all__ = ["JOB_OUTPUTS", "PREPARED", "CHECKED", "JOB_INPUTS", "RESUME_ARGS", "save", "restore", "main"]
 
 #: Folders of a run's working directory holding per-job outputs, archived.
 JOB_OUTPUTS = ("results", "benchmarks", "logs")
@@ -62,6 +66,9 @@ JOB_OUTPUTS = ("results", "benchmarks", "logs")
 PREPARED = ("results/data", "results/downloads", "benchmarks/prepare", "logs/prepare", "logs/download")
 #: The prepared data proper, checked by checksum before a restore.
 CHECKED = "results/data"
+#: The prepared files that tuning and training jobs read (rules ``tune`` and ``train``); the other prepared
+#: files (``info.json``, ``checks.csv``) feed only the run's final tables, which are not archived.
+JOB_INPUTS = ("X.npy", "y.npy")
 MANIFEST_MEMBER = "run-archive.json"
 #: Snakemake options that resume a restored run: every rerun trigger but ``code`` (see the module docstring).
 RESUME_ARGS = ("--rerun-triggers", "mtime", "params", "input", "software-env")
@@ -92,6 +99,12 @@ def _files(directory, folders):
 def _prepared(directory):
     """Relative path -> SHA-256 of every prepared data file."""
     return {path: sha256_file(Path(directory, path)) for path in _files(directory, [CHECKED])}
+
+
+def _dataset_of(path):
+    """The dataset a run file belongs to, ``<folder>/<stage>/<dataset>/...`` (None for a file outside one)."""
+    parts = PurePosixPath(path).parts
+    return parts[2] if len(parts) > 3 else None
 
 
 def _configuration(configfiles):
@@ -185,8 +198,11 @@ def _read_manifest(tar, archive, unverified):
     return manifest
 
 
-def _check_run(manifest, configfiles, root):
-    """Refuse a working tree, configuration or prepared data other than the archive's, or files present."""
+def _check_run(manifest, configfiles, root, rerun_changed):
+    """Refuse a working tree, configuration or prepared data other than the archive's, or files present.
+
+    Returns the working tree's state, the prepared files that differ (allowed with ``rerun_changed``) and
+    the datasets whose archived jobs are left out because a file they read (:data:`JOB_INPUTS`) differs."""
     here = git_state(root)
     if here["commit"] != manifest["git"]["commit"] or here["dirty"] or manifest["git"]["dirty"]:
         raise ValueError(f"the archived jobs ran at commit {manifest['git']} and this working tree is at {here}: "
@@ -202,24 +218,28 @@ def _check_run(manifest, configfiles, root):
         raise ValueError(f"prepared data missing ({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}): "
                          "run snakemake with the same --configfile and --until prepare first")
     changed = sorted(path for path, digest in manifest["prepared"].items() if prepared[path] != digest)
-    if changed:
-        raise ValueError(f"prepared data differ from those the archived jobs used: {changed}")
-    present = sorted(m for m in manifest["files"] if root.joinpath(m).exists())
+    if changed and not rerun_changed:
+        raise ValueError(f"prepared data differ from those the archived jobs used: {changed}; with "
+                         f"--rerun-changed the archived jobs of each dataset whose {' or '.join(JOB_INPUTS)} "
+                         "differ are left out, so that they run again on these data")
+    left_out = sorted({_dataset_of(path) for path in changed if PurePosixPath(path).name in JOB_INPUTS})
+    present = sorted(m for m in manifest["files"] if root.joinpath(m).exists() and _dataset_of(m) not in left_out)
     if present:
         raise ValueError(f"{len(present)} archived files already exist here (first {present[0]}): restore into "
                          "a run that has not produced them")
-    return here
+    return here, changed, left_out
 
 
-def _unpack(archive, configfiles, root, staging, unverified):
-    """Check the archive whole and unpack its files into ``staging``: the manifest and each file's time."""
+def _unpack(archive, configfiles, root, staging, unverified, rerun_changed):
+    """Check the archive whole and unpack its files into ``staging``: the manifest, the run's state (see
+    :func:`_check_run`) and the time of each file to restore."""
     with gzip.open(archive, "rb") as stream, tarfile.open(fileobj=stream, mode="r|") as tar:
         manifest = _read_manifest(tar, archive, unverified)
-        here = _check_run(manifest, configfiles, root)
-        listed, digests, mtimes = set(manifest["files"]), manifest.get("sha256", {}), {}
+        here, changed, left_out = _check_run(manifest, configfiles, root, rerun_changed)
+        listed, digests, mtimes, seen = set(manifest["files"]), manifest.get("sha256", {}), {}, set()
         while (member := tar.next()) is not None:
             problem = _member_problem(member, listed) or (
-                f"member {member.name!r} appears twice" if member.name in mtimes else None)
+                f"member {member.name!r} appears twice" if member.name in seen else None)
             if problem:
                 raise _archive_error(archive, problem)
             target = staging / member.name
@@ -228,17 +248,22 @@ def _unpack(archive, configfiles, root, staging, unverified):
                 shutil.copyfileobj(source, sink)
             if not unverified and sha256_file(target) != digests.get(member.name):
                 raise _archive_error(archive, f"member {member.name!r} does not match its checksum in the manifest")
+            seen.add(member.name)
+            if _dataset_of(member.name) in left_out:
+                target.unlink()
+                continue
             os.utime(target, (member.mtime, member.mtime))
             mtimes[member.name] = member.mtime
         while stream.read(1 << 20):  # to the gzip trailer, whose CRC the tar reader never reaches
             pass
-    absent = sorted(listed - set(mtimes))
+    absent = sorted(listed - seen)
     if absent:
         raise _archive_error(archive, f"{len(absent)} files listed in its manifest are missing (first {absent[0]})")
-    return manifest, here, mtimes
+    return manifest, {"git": here, "changed_prepared": changed, "left_out_datasets": left_out,
+                      "n_left_out": len(seen) - len(mtimes)}, mtimes
 
 
-def restore(archive, configfiles, directory=".", unverified=False):
+def restore(archive, configfiles, directory=".", unverified=False, rerun_changed=False):
     """Unpack ``archive`` into the run's working directory ``directory``, after checking it belongs there.
 
     The working tree must be at the archive's commit without uncommitted changes,
@@ -259,20 +284,26 @@ def restore(archive, configfiles, directory=".", unverified=False):
     unverified : bool, default=False
         Restore an archive saved before archives recorded their members' checksums (refused otherwise):
         gzip's CRC, the member paths and types are still checked.
+    rerun_changed : bool, default=False
+        Accept prepared data that differ from the archive's: the archived files of every dataset whose
+        :data:`JOB_INPUTS` differ are left out, so that its jobs run again; the other differing files
+        (read by no archived job) are listed in the record. Refused otherwise.
 
     Returns
     -------
     dict
         The restore's record (also written to ``results/restored/``): the archive's save time, commit
         and configuration, the restore's time and commit, the files restored, how far back the
-        prepared files were dated and whether the files were restored unverified.
+        prepared files were dated, whether the files were restored unverified, the prepared files that
+        differ and the datasets (and number of files) left out.
 
     Raises
     ------
     ValueError
         If the archive is damaged, holds an unsafe or unlisted member or a file that differs from its
         checksum, or has no checksums (without ``unverified``); if the commit, the configuration or the
-        prepared data differ from the archive's, the working tree has uncommitted changes, or a file
+        prepared data differ from the archive's (without ``rerun_changed``), the working tree has
+        uncommitted changes, or a file
         would be overwritten.
     """
     root = Path(directory)
@@ -283,7 +314,7 @@ def restore(archive, configfiles, directory=".", unverified=False):
     moved = []
     try:
         try:
-            manifest, here, mtimes = _unpack(archive, configfiles, root, staging, unverified)
+            manifest, state, mtimes = _unpack(archive, configfiles, root, staging, unverified, rerun_changed)
         except (gzip.BadGzipFile, EOFError, zlib.error, tarfile.TarError) as error:
             raise _archive_error(archive, f"damaged or truncated ({error})") from None
         for name in sorted(mtimes):
@@ -304,7 +335,7 @@ def restore(archive, configfiles, directory=".", unverified=False):
             mtime = path.stat().st_mtime - shift
             os.utime(path, (mtime, mtime))
     record = {"archive": str(archive), "restored_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(
-        timespec="seconds"), "git": here, "prepared_dated_back_s": shift, "n_files": len(mtimes),
+        timespec="seconds"), **state, "prepared_dated_back_s": shift, "n_files": len(mtimes),
         "unverified": bool(unverified), "saved": {key: manifest[key] for key in ("saved_utc", "git", "configuration")}}
     write_json(root / RESTORED / f"{Path(archive).name}.{record['restored_utc'].replace(':', '')}.json", record)
     return record
@@ -319,12 +350,16 @@ def main(argv=None):
     parser.add_argument("--directory", default=".", help="the run's working directory (default: here)")
     parser.add_argument("--unverified", action="store_true",
                         help="restore an archive saved before archives recorded their members' checksums")
+    parser.add_argument("--rerun-changed", action="store_true",
+                        help="accept prepared data that differ from the archive's, leaving out the archived jobs "
+                             "of each dataset whose X.npy or y.npy differ (they run again)")
     args = parser.parse_args(argv)
     try:
         if args.action == "save":
             manifest = save(args.archive, args.configfile, args.directory)
         else:
-            record = restore(args.archive, args.configfile, args.directory, unverified=args.unverified)
+            record = restore(args.archive, args.configfile, args.directory, unverified=args.unverified,
+                             rerun_changed=args.rerun_changed)
     except (ValueError, RuntimeError, OSError) as error:
         print(f"run_archive {args.action}: {error}", file=sys.stderr)
         return 1
@@ -334,6 +369,9 @@ def main(argv=None):
         print(f"restored {record['n_files']} files (saved {record['saved']['saved_utc']} at commit "
               f"{record['saved']['git']['commit']}); prepared data dated back by "
               f"{record['prepared_dated_back_s']:.0f} s; resume with the run's command and {' '.join(RESUME_ARGS)}")
+        if record["changed_prepared"]:
+            print(f"prepared files that differ from the archive's: {', '.join(record['changed_prepared'])}; left out "
+                  f"{record['n_left_out']} files of {', '.join(record['left_out_datasets']) or 'no dataset'}")
     return 0
 
 
