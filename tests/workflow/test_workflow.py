@@ -10,6 +10,7 @@ the README's recovery sequence whose run it shares.
 import base64
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -190,16 +191,25 @@ def test_killed_run_resumes_without_redoing_finished_jobs(tiny_run, tmp_path):
     finished = {p: p.stat().st_mtime_ns for p in runs.rglob("trial*.json")}
     assert finished, "no trial finished within the deadline: nothing to resume from"
     assert len(finished) < EXPECTED_ROWS
-    # A training job is the unit of resumption: the trials of one killed in flight are redone.
+    # A job killed in flight runs again, its folder rewritten; its finished trials are taken, not trained
+    # again, unless the job had finished (batch.json written, its kept trials removed) and only Snakemake
+    # had not yet recorded it.
     in_flight = {tmp_path / p for p in incomplete_outputs(tmp_path)}
+    kept = {p: p.read_text() for p in finished if p.parent in in_flight and not (p.parent / "batch.json").exists()}
+    kept_files = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "results" / "kept").rglob("*.json"))
 
     snakemake(tmp_path, "--configfile", TINY, "--unlock")  # a killed Snakemake leaves its lock behind
     run_tiny(tmp_path, "--rerun-incomplete")
     redone = [p for p, mtime in finished.items() if p.stat().st_mtime_ns != mtime and p.parent not in in_flight]
     assert not redone, f"finished results were recomputed: {redone}"
+    for path, text in kept.items():
+        log = (tmp_path / "logs" / "train" / f"{path.parent.relative_to(runs)}.log").read_text()
+        assert path.read_text() == text, f"{path} was trained again; kept when the run was killed: {kept_files}"
+        assert re.search(rf"{path.stem.replace('trial', 'trial ')} \(\d+ of \d+\) taken from an interrupted run", log)
     leftovers = [p for p in tmp_path.rglob(".*") if p.is_file() and ".snakemake" not in p.parts
                  and p.name != ".snakemake_timestamp"]  # Snakemake's own stamp in a finished folder output
     assert not leftovers, f"partial files left: {leftovers}"
+    assert not [p for p in (tmp_path / "results" / "kept").rglob("*") if p.is_file()]  # every job finished
     resumed = deterministic(tables.read_results(tmp_path / "results" / "tables" / "results.csv"))
     reference = deterministic(tables.read_results(tiny_run / "results" / "tables" / "results.csv"))
     pd.testing.assert_frame_equal(resumed, reference, check_exact=True)

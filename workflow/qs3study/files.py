@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["atomic_path", "write_text", "write_json", "read_json", "write_csv", "write_frame", "save_array",
+__all__ = ["atomic_path", "write_text", "write_json", "read_json", "json_text", "write_csv", "write_frame", "save_array",
            "save_figure", "read_columns", "refuse_foreign_files", "write_with_record"]
 
 
@@ -78,6 +78,12 @@ def write_json(path, obj):
 def read_json(path):
     """Read a JSON file."""
     return json.loads(Path(path).read_text())
+
+
+def json_text(obj):
+    """``obj`` as compact JSON with sorted keys, serialised as :func:`write_json` does: equal texts, equal
+    contents (NaN included, which ``==`` on the objects would not give)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_json_default)
 
 
 def _json_default(value):

@@ -3,6 +3,7 @@
 import json
 import logging
 import os
+import shutil
 import signal
 import time
 from types import SimpleNamespace
@@ -88,7 +89,7 @@ def test_an_interrupted_job_takes_its_trials_process_with_it(tmp_path):
 
 def test_a_batch_of_trials_gives_each_trial_what_it_gives_alone(tmp_path):
     together = _train(tmp_path, [0, 1, 2])
-    alone = [_train(tmp_path, [trial], folder=f"alone{trial}")[0] for trial in range(3)]
+    alone = [_train(tmp_path, [trial], folder=f"runs/alone{trial}")[0] for trial in range(3)]
     measured = {*MEASUREMENT_COLUMNS, "versions"}
     for a, b in zip(together, alone):
         assert a["status"] == "ok"
@@ -134,3 +135,77 @@ def test_without_fork_the_job_says_why(monkeypatch):
     monkeypatch.delattr(os, "fork", raising=False)
     with pytest.raises(RuntimeError, match="POSIX"):
         run_forked(lambda: None)
+
+
+def _interrupted_at(trial_number, monkeypatch):
+    """Make the job stop (as Snakemake stops it) while it waits for its ``trial_number``-th trial."""
+    calls = []
+
+    def run_forked_until(func):
+        calls.append(func)
+        if len(calls) == trial_number:
+            raise KeyboardInterrupt
+        return run_forked(func)
+
+    monkeypatch.setattr(training, "run_forked", run_forked_until)
+
+
+def test_a_stopped_jobs_finished_trials_are_taken_by_its_next_run(tmp_path, monkeypatch):
+    _interrupted_at(2, monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        _train(tmp_path, [0, 1])
+    first = json.loads((tmp_path / "runs" / "trial0.json").read_text())
+    assert sorted(p.name for p in (tmp_path / "kept").iterdir()) == ["key0.json", "trial0.json"]
+    shutil.rmtree(tmp_path / "runs")  # what Snakemake does before it runs an unfinished job again
+    monkeypatch.setattr(training, "run_forked", run_forked)
+    trained = tmp_path / "trained"  # the fits run in the trials' processes: they count in a file
+    original = training.fit_and_score
+
+    def counted(X_path, y_path, spec, tuned, record, log, **kwargs):
+        with open(trained, "a") as out:
+            out.write(f"{record['trial']} ")
+        return original(X_path, y_path, spec, tuned, record, log, **kwargs)
+
+    monkeypatch.setattr(training, "fit_and_score", counted)
+    again, second = _train(tmp_path, [0, 1])
+    assert trained.read_text() == "1 " and again == first and second["status"] == "ok"
+    assert "trial 0 (1 of 2) taken from an interrupted run" in (tmp_path / "runs.log").read_text()
+    assert not list((tmp_path / "kept").rglob("*.json"))  # the job finished: a rerun on purpose trains every trial
+    _train(tmp_path, [0, 1])
+    assert trained.read_text() == "1 0 1 "
+
+
+def test_a_kept_trial_under_other_data_or_a_dead_process_is_trained_again(tmp_path, monkeypatch):
+    _interrupted_at(2, monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        _train(tmp_path, [0, 1])
+    X = np.load(tmp_path / "X.npy")
+    monkeypatch.setattr(training, "run_forked", run_forked)
+    job = _job(tmp_path, [0, 1])
+    np.save(tmp_path / "X.npy", X[::-1])  # the data changed since the trial was kept
+    shutil.rmtree(tmp_path / "runs")
+    training.train_job(job)
+    logging.shutdown()
+    log = (tmp_path / "runs.log").read_text()
+    assert "trial 0: kept under another key (data_sha256 differ); trained again" in log and "taken from" not in log
+
+    original = training.fit_and_score
+
+    def dies_on_trial_0(X_path, y_path, spec, tuned, record, log, **kwargs):
+        if record["trial"] == 0:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return original(X_path, y_path, spec, tuned, record, log, **kwargs)
+
+    monkeypatch.setattr(training, "fit_and_score", dies_on_trial_0)
+    _interrupted_at(2, monkeypatch)
+    shutil.rmtree(tmp_path / "runs")
+    with pytest.raises(KeyboardInterrupt):
+        _train(tmp_path, [0, 1])
+    assert not list((tmp_path / "kept").glob("*.json"))  # its process may have died with the job
+
+
+def test_the_kept_folder_mirrors_the_jobs_under_kept():
+    from qs3study.stages.kept_trials import kept_folder
+    assert str(kept_folder("results/x/runs/d/m/n10/part0")) == "results/x/kept/d/m/n10/part0"
+    with pytest.raises(ValueError, match="runs"):
+        kept_folder("results/x/d/m/n10/part0")

@@ -41,6 +41,8 @@ def run_dir(tmp_path):
     write(root, "logs/train/d/m/n10/part0.log", "log", mtime=3_000)
     write(root, "results/runs/d/m/n20/part0/trial0.json", "{}")              # a killed job's finished trial,
     write(root, "results/runs/d/m/n20/part0/.trial1.json.tmp", "partial")    # its temporary
+    write(root, "results/kept/d/m/n20/part0/trial0.json", "{}", mtime=3_000)  # that trial kept, with its key
+    write(root, "results/kept/d/m/n20/part0/key0.json", "{}", mtime=3_000)
     write(root, "results/tuning/d/m/trial1.json", "{}")                      # a killed tuning job's output
     marks = root / ".snakemake" / "incomplete"
     marks.mkdir(parents=True)
@@ -51,6 +53,7 @@ def run_dir(tmp_path):
 
 
 FINISHED = ["benchmarks/tune/d/m/trial0.tsv", "logs/train/d/m/n10/part0.log",
+            "results/kept/d/m/n20/part0/key0.json", "results/kept/d/m/n20/part0/trial0.json",
             "results/runs/d/m/n10/part0/.snakemake_timestamp", "results/runs/d/m/n10/part0/batch.json",
             "results/runs/d/m/n10/part0/trial0.json", "results/tuning/d/m/trial0.json"]
 

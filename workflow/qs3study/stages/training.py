@@ -9,6 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
+import baselines
+import qs3orao
+import qs3study
 from baselines import MemoryBudgetExceeded
 from baselines.registry import get_method, make_method
 from qs3study.datasets import PoolTooSmallError, trial_rows
@@ -17,6 +20,7 @@ from qs3orao.metrics import accuracy, binary_auc, mean_absolute_error
 from qs3study.configuration import build_estimator
 from qs3study.design import BATCH_RECORD, TRIAL_RESULT, parse_size, trial_seed
 from qs3study.files import read_json, write_json
+from qs3study.stages.kept_trials import code_digest, discard, keep, kept_folder, kept_record, trial_key
 from qs3study.kernel_width import absolute_params, degenerate_kernel, gamma_scale, mean_off_diagonal
 from qs3study.runtime import limit_threads, own_cpu_s, package_versions, peak_rss_mb, process_cpu_s, run_forked, setup_logging
 
@@ -265,6 +269,10 @@ def train_job(smk):
     with the job's own CPU time beyond its trials' (``own_cpu_s``: its
     start-up, imports and files).
 
+    A trial whose process ran to its end is also kept outside the folder
+    (:mod:`qs3study.stages.kept_trials`): if the job is stopped before it has
+    finished, its next run takes those trials instead of training them again.
+
     Parameters
     ----------
     smk : snakemake.script.Snakemake
@@ -278,11 +286,22 @@ def train_job(smk):
     folder.mkdir(parents=True, exist_ok=True)
     trials, versions = list(params.trials), package_versions()
     draw = int(getattr(wildcards, "draw", 0))  # rule train_draw's wildcard; rule train is draw 0
+    kept = kept_folder(folder)
+    code, data = code_digest([qs3orao, baselines, qs3study]), {"X": smk.input.X, "y": smk.input.y}
     for number, (trial, tuned_path) in enumerate(zip(trials, params.tuned, strict=True), 1):
         tuning = read_json(tuned_path) if tuned_path else {}
         record = trial_record(wildcards.dataset, wildcards.method, spec, trial, wildcards.size, tuning,
                               base_seed=params.base_seed, kernel_width=params.kernel_width, versions=versions,
                               tuning_draw=draw)
+        key = trial_key(record, data, code)
+        taken, why = kept_record(kept, trial, key)
+        if why:
+            log.warning("trial %d: %s; trained again", trial, why)
+        if taken is not None:
+            log.info("trial %d (%d of %d) taken from an interrupted run of this job (%s)", trial, number,
+                     len(trials), kept)
+            write_json(folder / TRIAL_RESULT.format(trial=trial), taken)
+            continue
         child_path = folder / f".trial{trial}.child.json"
         log.info("trial %d (%d of %d), seed %d", trial, number, len(trials), record["seed"])
 
@@ -301,6 +320,9 @@ def train_job(smk):
             log.error("trial %d not finished: %s", trial, end.failure)
         child_path.unlink(missing_ok=True)
         record["trial_wall_s"] = end.wall_s
+        if end.failure is None:  # a process that did not run to its end may have been stopped with the job
+            keep(kept, trial, key, record)  # first: a trial in the folder is kept, wherever the job stops
         write_json(folder / TRIAL_RESULT.format(trial=trial), record)
     write_json(folder / BATCH_RECORD, {"dataset": wildcards.dataset, "method": wildcards.method,
                                        "size": wildcards.size, "trials": trials, "own_cpu_s": own_cpu_s()})
+    discard(kept)

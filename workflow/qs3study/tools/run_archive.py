@@ -3,7 +3,8 @@
 Snakemake resumes a stopped run from the files in its working directory. A run
 longer than one machine's lifetime (the best-effort reproduction, hours of two
 cores) needs those files elsewhere: :func:`save` packs every finished job's
-outputs (tuning and training records, benchmarks, logs) with a manifest of the
+outputs (tuning and training records, benchmarks, logs), and the trials that
+unfinished training jobs kept (:mod:`qs3study.stages.kept_trials`), with a manifest of the
 configuration and of the prepared data they were computed from; on the next
 machine, in a clean clone of the same commit, the data are prepared again
 (``snakemake ... --until prepare``, seconds to minutes) and :func:`restore`
