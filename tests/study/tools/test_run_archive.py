@@ -271,10 +271,12 @@ def test_restore_with_rerun_changed_leaves_out_the_jobs_of_data_that_differ(run_
     target = fresh(tmp_path, data="other data")
     write(target, "results/data/e/X.npy", "e data")
     write(target, "results/data/e/checks.csv", "new")
-    with pytest.raises(ValueError, match="--rerun-changed"):
+    with pytest.raises(ValueError, match="--rerun-changed(.|\n)*results/data/e/checks.csv:\n  @@ -1 \\+1 @@\n  -old\n  \\+new"):
         run_archive.restore(tmp_path / "a.tar.gz", [config], target)
     record = run_archive.restore(tmp_path / "a.tar.gz", [config], target, rerun_changed=True)
     assert record["changed_prepared"] == ["results/data/d/X.npy", "results/data/e/checks.csv"]
+    # how a small text file differs travels in the manifest; the arrays' contents do not
+    assert record["prepared_differences"] == {"results/data/e/checks.csv": ["@@ -1 +1 @@", "-old", "+new"]}
     assert record["left_out_datasets"] == ["d"] and record["n_left_out"] == len(FINISHED)
     assert record["n_files"] == 1 and (target / "results/tuning/e/m/trial0.json").is_file()
     assert not any((target / path).exists() for path in FINISHED)

@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import base64
 import datetime
+import difflib
 import gzip
 import io
 import json
@@ -102,6 +103,28 @@ def _prepared(directory):
     return {path: sha256_file(Path(directory, path)) for path in _files(directory, [CHECKED])}
 
 
+#: Prepared text files small enough to travel in the manifest, so that a restore can say how they differ.
+RECORDED_TEXT = (".json", ".csv")
+RECORDED_TEXT_BYTES = 256 * 1024
+#: Lines of each differing text file's diff that a restore reports.
+DIFF_LINES = 12
+
+
+def _prepared_text(directory):
+    """Relative path -> content of the small prepared text files (:data:`RECORDED_TEXT`)."""
+    paths = [Path(directory, path) for path in _files(directory, [CHECKED])]
+    return {str(path.relative_to(directory)): path.read_text() for path in paths
+            if path.suffix in RECORDED_TEXT and path.stat().st_size <= RECORDED_TEXT_BYTES}
+
+
+def _differences(manifest, root, changed):
+    """The start of a unified diff, archived against present, of each changed file the manifest holds."""
+    archived = manifest.get("prepared_text", {})
+    return {path: list(difflib.unified_diff(archived[path].splitlines(), root.joinpath(path).read_text().splitlines(),
+                                            "archived", "prepared here", n=0, lineterm=""))[2:2 + DIFF_LINES]
+            for path in changed if path in archived}
+
+
 def _dataset_of(path):
     """The dataset a run file belongs to, ``<folder>/<stage>/<dataset>/...`` (None for a file outside one)."""
     parts = PurePosixPath(path).parts
@@ -149,7 +172,7 @@ def save(archive, configfiles, directory="."):
     members = _archived(directory)
     manifest = {"saved_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 "git": git_state(directory), "configuration": _configuration(configfiles),
-                "prepared": _prepared(directory), "files": members,
+                "prepared": _prepared(directory), "prepared_text": _prepared_text(directory), "files": members,
                 "sha256": {member: sha256_file(Path(directory, member)) for member in members}}
     with atomic_path(archive) as tmp, tarfile.open(tmp, "w:gz", dereference=True) as tar:
         payload = json.dumps(manifest, indent=2, sort_keys=True).encode()
@@ -203,7 +226,8 @@ def _check_run(manifest, configfiles, root, rerun_changed):
     """Refuse a working tree, configuration or prepared data other than the archive's, or files present.
 
     Returns the working tree's state, the prepared files that differ (allowed with ``rerun_changed``) and
-    the datasets whose archived jobs are left out because a file they read (:data:`JOB_INPUTS`) differs."""
+    the start of each differing text file's diff, and the datasets whose archived jobs are left out
+    because a file they read (:data:`JOB_INPUTS`) differs."""
     here = git_state(root)
     if here["commit"] != manifest["git"]["commit"] or here["dirty"] or manifest["git"]["dirty"]:
         raise ValueError(f"the archived jobs ran at commit {manifest['git']} and this working tree is at {here}: "
@@ -219,16 +243,18 @@ def _check_run(manifest, configfiles, root, rerun_changed):
         raise ValueError(f"prepared data missing ({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}): "
                          "run snakemake with the same --configfile and --until prepare first")
     changed = sorted(path for path, digest in manifest["prepared"].items() if prepared[path] != digest)
+    differences = _differences(manifest, root, changed)
     if changed and not rerun_changed:
+        shown = "".join(f"\n{path}:\n  " + "\n  ".join(lines) for path, lines in differences.items())
         raise ValueError(f"prepared data differ from those the archived jobs used: {changed}; with "
                          f"--rerun-changed the archived jobs of each dataset whose {' or '.join(JOB_INPUTS)} "
-                         "differ are left out, so that they run again on these data")
+                         f"differ are left out, so that they run again on these data{shown}")
     left_out = sorted({_dataset_of(path) for path in changed if PurePosixPath(path).name in JOB_INPUTS})
     present = sorted(m for m in manifest["files"] if root.joinpath(m).exists() and _dataset_of(m) not in left_out)
     if present:
         raise ValueError(f"{len(present)} archived files already exist here (first {present[0]}): restore into "
                          "a run that has not produced them")
-    return here, changed, left_out
+    return here, changed, differences, left_out
 
 
 def _unpack(archive, configfiles, root, staging, unverified, rerun_changed):
@@ -236,7 +262,7 @@ def _unpack(archive, configfiles, root, staging, unverified, rerun_changed):
     :func:`_check_run`) and the time of each file to restore."""
     with gzip.open(archive, "rb") as stream, tarfile.open(fileobj=stream, mode="r|") as tar:
         manifest = _read_manifest(tar, archive, unverified)
-        here, changed, left_out = _check_run(manifest, configfiles, root, rerun_changed)
+        here, changed, differences, left_out = _check_run(manifest, configfiles, root, rerun_changed)
         listed, digests, mtimes, seen = set(manifest["files"]), manifest.get("sha256", {}), {}, set()
         while (member := tar.next()) is not None:
             problem = _member_problem(member, listed) or (
@@ -260,7 +286,8 @@ def _unpack(archive, configfiles, root, staging, unverified, rerun_changed):
     absent = sorted(listed - seen)
     if absent:
         raise _archive_error(archive, f"{len(absent)} files listed in its manifest are missing (first {absent[0]})")
-    return manifest, {"git": here, "changed_prepared": changed, "left_out_datasets": left_out,
+    return manifest, {"git": here, "changed_prepared": changed, "prepared_differences": differences,
+                      "left_out_datasets": left_out,
                       "n_left_out": len(seen) - len(mtimes)}, mtimes
 
 
@@ -296,7 +323,8 @@ def restore(archive, configfiles, directory=".", unverified=False, rerun_changed
         The restore's record (also written to ``results/restored/``): the archive's save time, commit
         and configuration, the restore's time and commit, the files restored, how far back the
         prepared files were dated, whether the files were restored unverified, the prepared files that
-        differ and the datasets (and number of files) left out.
+        differ (with the start of a diff of each small text one) and the datasets (and number of files)
+        left out.
 
     Raises
     ------
