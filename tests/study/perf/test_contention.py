@@ -1,8 +1,11 @@
 """Trials timed beside another load: named from their wall and CPU times, listed by the command."""
 
+import re
+from pathlib import Path
+
 import pandas as pd
 
-from qs3study.perf.contention import contended_trials, main
+from qs3study.perf.contention import CONTENDED_MIN_S, CONTENDED_RATIO, contended_trials, main
 
 
 def test_a_trial_that_waited_for_its_core_is_named_and_a_short_or_busy_one_is_not():
@@ -26,3 +29,14 @@ def test_the_command_lists_a_tables_contended_trials(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("1 trial(s) of at least 10 s with wall time > 1.5 x CPU time") and "2.80" in out
     assert main([str(tmp_path / "missing.csv")]) == 1 and "missing.csv" in capsys.readouterr().err
+
+
+def test_the_configurations_declare_the_levels_the_code_applies():
+    # The rerun rule is declared in the studies' configuration files before their runs; the code must
+    # apply what they declare.
+    configs = Path(__file__).parents[3] / "workflow" / "config"
+    for name in ("scale.yaml", "reproduction-paper.yaml"):
+        text = " ".join(line.lstrip("# ") for line in (configs / name).read_text().splitlines())
+        declared = re.search(r"trials of at least ([\d.]+) s whose wall time is more than ([\d.]+) times", text)
+        assert declared, name
+        assert (float(declared[1]), float(declared[2])) == (CONTENDED_MIN_S, CONTENDED_RATIO), name
