@@ -1,4 +1,5 @@
-"""The environment of one job: its log, its thread pools, its memory peak and CPU time, its trials' processes, the package versions."""
+"""The environment of one job: its log, its thread pools, its memory peak and CPU time, its trials' processes,
+the package versions, the machine session it ran in and that machine's speed."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import sys
 import time
 import traceback
 from importlib import metadata
+from pathlib import Path
 
 __all__ = ["VERSION_PACKAGES", "setup_logging", "limit_threads", "peak_rss_mb", "process_cpu_s", "own_cpu_s",
-           "ProcessEnd", "run_forked", "package_versions"]
+           "ProcessEnd", "run_forked", "package_versions", "machine_session", "calibration_s"]
 
 VERSION_PACKAGES = ("qs3orao", "numpy", "scipy", "scikit-learn", "skordinal", "pandas", "snakemake")
 
@@ -161,3 +163,46 @@ def package_versions():
         except metadata.PackageNotFoundError:
             versions[name] = None
     return versions
+
+
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
+
+
+def machine_session(boot_id=BOOT_ID):
+    """The machine session a job runs in: Linux's boot id, the same for every job between two boots.
+
+    A run carried across machines (:mod:`qs3study.tools.run_archive`) has its trials timed on
+    several; times from different sessions are not comparable to better than the machines' speeds
+    (:func:`calibration_s`). None where the system has no boot id.
+    """
+    try:
+        return Path(boot_id).read_text().strip()
+    except OSError:
+        return None
+
+
+#: The reference computation of :func:`calibration_s`: a float64 matrix product of this order, and the cosine of
+#: that many squared values, the two kinds of work the methods' fits spend their time on.
+CALIBRATION_ORDER = 384
+CALIBRATION_REPEATS = 3
+
+
+def calibration_s():
+    """Seconds one thread of this process takes for a fixed reference computation: the machine's speed now.
+
+    The median over :data:`CALIBRATION_REPEATS` of a matrix product of order :data:`CALIBRATION_ORDER`
+    (113 MFLOP) and the cosine of as many values squared; tens of milliseconds. Recorded beside each
+    trial's times, it puts times measured on different machines (or beside another load) side by side.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((CALIBRATION_ORDER, CALIBRATION_ORDER))
+    times = []
+    with limit_threads(1):
+        for _ in range(CALIBRATION_REPEATS):
+            start = time.perf_counter()
+            np.cos(a @ a)
+            np.cos(np.repeat(a, 8, axis=0))
+            times.append(time.perf_counter() - start)
+    return float(np.median(times))

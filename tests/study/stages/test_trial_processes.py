@@ -175,6 +175,19 @@ def test_a_stopped_jobs_finished_trials_are_taken_by_its_next_run(tmp_path, monk
     assert trained.read_text() == "1 0 1 "
 
 
+def test_a_taken_trial_keeps_the_machine_session_it_was_timed_in(tmp_path, monkeypatch):
+    _interrupted_at(2, monkeypatch)
+    monkeypatch.setattr(training, "machine_session", lambda: "first machine")
+    with pytest.raises(KeyboardInterrupt):
+        _train(tmp_path, [0, 1])
+    shutil.rmtree(tmp_path / "runs")
+    monkeypatch.setattr(training, "run_forked", run_forked)
+    monkeypatch.setattr(training, "machine_session", lambda: "second machine")
+    taken, trained = _train(tmp_path, [0, 1])
+    assert (taken["machine_session"], trained["machine_session"]) == ("first machine", "second machine")
+    assert taken["calibration_s"] > 0 and trained["calibration_s"] > 0
+
+
 def test_a_kept_trial_under_other_data_or_a_dead_process_is_trained_again(tmp_path, monkeypatch):
     _interrupted_at(2, monkeypatch)
     with pytest.raises(KeyboardInterrupt):

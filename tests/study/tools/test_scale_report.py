@@ -76,4 +76,18 @@ def test_the_summary_lists_the_trials_timed_beside_another_load(tmp_path, capsys
     summary = (tmp_path / "out" / "scale_summary.md").read_text()
     assert "| d | m-samult | 5,000 | 1 | 30.0 | 30.2 | 10.0 | 3.02 |" in summary
     assert main([_results(tmp_path / "plain.csv"), "--out", str(tmp_path / "plain"), "--machine-mb", "24576"]) == 0
-    assert (tmp_path / "plain" / "scale_summary.md").read_text().endswith("None.\n")
+    assert "overstates the method's.\n\nNone.\n" in (tmp_path / "plain" / "scale_summary.md").read_text()
+
+
+def test_the_summary_names_the_machine_sessions_and_their_speeds(tmp_path, capsys):
+    path = _results(tmp_path / "results.csv")
+    assert main([path, "--out", str(tmp_path / "old"), "--machine-mb", "24576"]) == 0
+    assert (tmp_path / "old" / "scale_summary.md").read_text().endswith("predate the machine_session and "
+                                                                        "calibration_s columns.\n")
+    table = pd.read_csv(path)
+    table["machine_session"] = np.where(table["n_unlabeled"] == 5000, "boot-a", "boot-b")
+    table["calibration_s"] = np.where(table["n_unlabeled"] == 5000, 0.080, 0.050)
+    table.to_csv(path, index=False)
+    assert main([path, "--out", str(tmp_path / "new"), "--machine-mb", "24576"]) == 0
+    summary = (tmp_path / "new" / "scale_summary.md").read_text()
+    assert summary.endswith("| boot-b | 12 | 0.0500 | 1.00 |\n| boot-a | 12 | 0.0800 | 1.60 |\n")

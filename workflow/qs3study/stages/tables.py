@@ -6,7 +6,8 @@ tuning, and 1, 2, ... for the comparison-size rows of the methods ``tuning.draw_
 again at the values of a search drawn again (``tuning.draws``); a table written before the
 column existed reads as draw 0 throughout. Every reader of one table per run reads draw 0
 (:func:`one_draw`); the empirical claims read each draw. Columns listed in
-:data:`MEASUREMENT_COLUMNS` are measurements of the machine (times, memory);
+:data:`MEASUREMENT_COLUMNS` are measurements of the machine (times, memory, and the
+machine session and speed they were measured in);
 every other column is a deterministic function of the configuration and the
 code, and is reproduced bit for bit by a rerun. ``converged`` is True or False
 for a fit with a stated convergence criterion (whether it met it before its
@@ -35,9 +36,10 @@ COLUMNS = [
     "kernel_width", "gamma_scale", "gamma_absolute", "kernel_mean_offdiag", "warnings", "n_iter_fitted", "converged",
     "memory_budget_mb",
     "memory_estimate_mb", "fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "trial_wall_s",
-    "job_cpu_s", "versions",
+    "job_cpu_s", "machine_session", "calibration_s", "versions",
 ]
-MEASUREMENT_COLUMNS = ["fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "trial_wall_s", "job_cpu_s"]
+MEASUREMENT_COLUMNS = ["fit_time", "predict_time", "peak_memory_mb", "rss_before_fit_mb", "trial_wall_s", "job_cpu_s",
+                       "machine_session", "calibration_s"]
 STATUSES = ("ok", "out_of_memory_budget", "failed", "beyond_pool")
 
 
@@ -77,9 +79,10 @@ def build_results(result_paths, comparison_sizes):
 def read_results(path):
     """Read the results CSV back with the dtypes :func:`build_results` produced.
 
-    A table written before a column existed gets it: ``converged`` empty, ``tuning_draw`` 0 (one tuning).
+    A table written before a column existed gets it: ``converged``, ``machine_session`` and ``calibration_s``
+    empty, ``tuning_draw`` 0 (one tuning).
     """
-    text = ("reason", "size", "status", "warnings", "kernel_width")
+    text = ("reason", "size", "status", "warnings", "kernel_width", "machine_session")
     table = pd.read_csv(path, dtype={c: str for c in text if c != "status"}, keep_default_na=False,
                         na_values={c: [""] for c in COLUMNS if c not in text})
     if "converged" not in table:
@@ -88,6 +91,10 @@ def read_results(path):
     if "tuning_draw" not in table:
         where = table.columns.get_loc("tuning_status") + 1 if "tuning_status" in table else len(table.columns)
         table.insert(where, "tuning_draw", 0)
+    for column, dtype in (("machine_session", object), ("calibration_s", float)):
+        if column not in table:
+            where = table.columns.get_loc("versions") if "versions" in table else len(table.columns)
+            table.insert(where, column, pd.Series(np.nan, index=table.index, dtype=dtype))
     return table
 
 

@@ -22,7 +22,8 @@ from qs3study.design import BATCH_RECORD, TRIAL_RESULT, parse_size, trial_seed
 from qs3study.files import read_json, write_json
 from qs3study.stages.kept_trials import code_digest, discard, keep, kept_folder, kept_record, trial_key
 from qs3study.kernel_width import absolute_params, degenerate_kernel, gamma_scale, mean_off_diagonal
-from qs3study.runtime import limit_threads, own_cpu_s, package_versions, peak_rss_mb, process_cpu_s, run_forked, setup_logging
+from qs3study.runtime import (calibration_s, limit_threads, machine_session, own_cpu_s, package_versions, peak_rss_mb,
+                              process_cpu_s, run_forked, setup_logging)
 
 __all__ = ["BeyondPool", "TuningFailed", "fit_warnings", "tuning_failure", "unlabeled_scores", "unlabeled_auc",
            "fit_and_score", "trial_record", "run_trial", "train_job"]
@@ -261,7 +262,9 @@ def train_job(smk):
     ``job_cpu_s`` are that process's, none of the job's start-up, and nothing a
     trial allocates stays for the next.  When the trial's process has ended,
     the job adds its wall time ``trial_wall_s``, measured from outside
-    (``os.wait4``), and writes the trial's result file ``trial<t>.json``.  A
+    (``os.wait4``), the machine session and speed measured at the job's start
+    (:func:`qs3study.runtime.machine_session`, :func:`qs3study.runtime.calibration_s`),
+    and writes the trial's result file ``trial<t>.json``.  A
     trial whose process dies (a signal, such as the out-of-memory killer's) is
     recorded ``failed`` with the cause and the peak memory and CPU time its
     process used, measured from outside, and the next trial runs, so one
@@ -288,6 +291,7 @@ def train_job(smk):
     draw = int(getattr(wildcards, "draw", 0))  # rule train_draw's wildcard; rule train is draw 0
     kept = kept_folder(folder)
     code, data = code_digest([qs3orao, baselines, qs3study]), {"X": smk.input.X, "y": smk.input.y}
+    machine = {"machine_session": machine_session(), "calibration_s": calibration_s()}
     for number, (trial, tuned_path) in enumerate(zip(trials, params.tuned, strict=True), 1):
         tuning = read_json(tuned_path) if tuned_path else {}
         record = trial_record(wildcards.dataset, wildcards.method, spec, trial, wildcards.size, tuning,
@@ -319,7 +323,7 @@ def train_job(smk):
                           peak_memory_mb=end.max_rss_mb)
             log.error("trial %d not finished: %s", trial, end.failure)
         child_path.unlink(missing_ok=True)
-        record["trial_wall_s"] = end.wall_s
+        record.update(trial_wall_s=end.wall_s, **machine)
         if end.failure is None:  # a process that did not run to its end may have been stopped with the job
             keep(kept, trial, key, record)  # first: a trial in the folder is kept, wherever the job stops
         write_json(folder / TRIAL_RESULT.format(trial=trial), record)

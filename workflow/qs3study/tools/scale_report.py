@@ -8,7 +8,8 @@ Reads a run's results table (the scale study's ``results.csv``) and writes into 
 * ``scale_summary.md``: time and AUC by size, the crossover size per (dataset, exact baseline)
   with its bracket and bootstrap interval (:func:`qs3study.claims.crossover.crossover_size`), the
   exact baselines' measured refusals (:func:`qs3study.claims.crossover.measured_refusals`), and the
-  trials timed beside another load (:func:`qs3study.perf.contention.contended_trials`).
+  trials timed beside another load (:func:`qs3study.perf.contention.contended_trials`) and the
+  machine sessions they were timed in (:func:`qs3study.perf.sessions.machine_sessions`).
 
     python -m qs3study.tools.scale_report figures/scale-paper/results.csv --out figures/scale-paper
 """
@@ -27,6 +28,7 @@ from qs3study.claims.empirical import DEFAULT_CRITERIA, EXACT
 from qs3study.files import read_columns, refuse_foreign_files, write_with_record
 from qs3study.provenance import run_manifest
 from qs3study.perf.contention import CONTENDED_MIN_S, CONTENDED_RATIO, contended_trials
+from qs3study.perf.sessions import machine_sessions
 from qs3study.perf.time_at_accuracy import TARGET_TOLERANCE, plot_time_at_accuracy, time_at_accuracy
 from qs3study.stages.tables import one_draw, read_results
 
@@ -36,7 +38,9 @@ OUTPUTS = ("time_at_accuracy.csv", "time_at_accuracy.png", "scale_summary.md")
 #: The report's record in its output folder: the files it wrote there (it overwrites no other).
 RECORD = "scale_report.json"
 _READ = tuple(dict.fromkeys(("dataset", "method", "n_unlabeled", "trial", "status", "fit_time", "auc",
-                             "trial_wall_s", "job_cpu_s", *REFUSAL_COLUMNS)))
+                             "trial_wall_s", "job_cpu_s", "machine_session", "calibration_s", *REFUSAL_COLUMNS)))
+
+
 def _rows(n):
     return "the whole pool" if n == np.inf else f"{n:,.0f}"
 
@@ -67,8 +71,8 @@ def _time_auc_tables(frame):
     return lines
 
 
-def scale_summary_markdown(frame, crossovers, refusals, contended, *, tolerance, machine_mb, min_trials, resamples,
-                           seed):
+def scale_summary_markdown(frame, crossovers, refusals, contended, sessions, *, tolerance, machine_mb, min_trials,
+                           resamples, seed):
     """The report's Markdown: time and AUC by size, crossover sizes, measured refusals.
 
     Parameters
@@ -81,6 +85,8 @@ def scale_summary_markdown(frame, crossovers, refusals, contended, *, tolerance,
         :func:`qs3study.claims.crossover.measured_refusals`.
     contended : pandas.DataFrame
         :func:`qs3study.perf.contention.contended_trials`.
+    sessions : pandas.DataFrame
+        :func:`qs3study.perf.sessions.machine_sessions`.
     tolerance, machine_mb : float
     min_trials, resamples, seed : int
         The settings the crossovers were computed with (named in the text).
@@ -126,6 +132,16 @@ def scale_summary_markdown(frame, crossovers, refusals, contended, *, tolerance,
         lines += [f"| {r.dataset} | {r.method} | {_rows(r.n_unlabeled)} | {r.trial} | {r.fit_time:,.1f} | "
                   f"{r.trial_wall_s:,.1f} | {r.job_cpu_s:,.1f} | {r.wall_over_cpu:.2f} |"
                   for r in contended.itertuples()]
+    lines += ["", "## Machine sessions", "",
+              "The sessions (boots) the trials were timed in, with the median time of a fixed reference "
+              "computation at their jobs' start: fit times from sessions of different speed are not comparable "
+              "to better than the ratio of their reference times.", ""]
+    if sessions.empty:
+        lines.append("Not recorded: this table's trials predate the machine_session and calibration_s columns.")
+    else:
+        lines += ["| session | trials | reference time (s) | relative to the fastest |", "|---|---|---|---|"]
+        lines += [f"| {r.machine_session} | {r.trials} | {r.calibration_s:.4f} | {r.relative_time:.2f} |"
+                  for r in sessions.itertuples()]
     return "\n".join(lines) + "\n"
 
 
@@ -155,7 +171,8 @@ def main(argv=None):
                                         * DEFAULT_CRITERIA["crossover_slack"], min_trials=args.min_trials,
                                         exact=EXACT)["crossovers"]
         summary = scale_summary_markdown(frame, crossovers, measured_refusals(table, exact=EXACT),
-                                         contended_trials(table), tolerance=TARGET_TOLERANCE, machine_mb=machine_mb,
+                                         contended_trials(table), machine_sessions(table),
+                                         tolerance=TARGET_TOLERANCE, machine_mb=machine_mb,
                                          min_trials=args.min_trials, resamples=BOOTSTRAP_RESAMPLES,
                                          seed=BOOTSTRAP_SEED)
         contents = {"time_at_accuracy.csv": frame.to_csv(index=False).encode(), "scale_summary.md": summary.encode()}
