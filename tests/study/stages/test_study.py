@@ -153,3 +153,20 @@ def test_a_method_registered_at_run_time_runs_through_tuning_training_table_and_
                            params={"labels": labels, "reference": "qs3orao"}))
     summary = pd.read_csv(tmp_path / "auc.csv")
     assert set(summary["method"]) == {"qs3orao", "ridge"} and "Ridge" in (tmp_path / "auc.md").read_text()
+
+
+def test_a_dataset_prepared_from_the_cache_is_prepared_identically(tmp_path, tiny_config, job):
+    # The second preparation reads the first one's cache entry; the prepared files must not say so, or a
+    # run restored on another machine (qs3study.tools.run_archive) finds its prepared data changed.
+    config = tiny_config()
+    prepared = []
+    for name in ("first", "second"):
+        data = {f: str(tmp_path / name / f) for f in ("X.npy", "y.npy", "info.json", "checks.csv")}
+        prepare_job(job(tmp_path, "prepare", output={"X": data["X.npy"], "y": data["y.npy"],
+                                                     "info": data["info.json"], "checks": data["checks.csv"]},
+                        params={"options": config["datasets"]["swd"], "cache_dir": str(tmp_path / "resources"),
+                                "mirror": None, "seed": 0, "sha256": None, "protocol": config["protocol"],
+                                "checks": config["data_checks"]}, wildcards={"dataset": "swd"}))
+        prepared.append({f: (tmp_path / name / f).read_bytes() for f in data})
+    assert list((tmp_path / "resources").rglob("*.npz"))  # the second preparation had a cache entry to read
+    assert prepared[0] == prepared[1]

@@ -104,7 +104,9 @@ def prepare_job(smk):
         "n_features": int(data.X.shape[1]),
         "bin_counts": data.bin_counts.tolist(),
         "options": options,
-        "provenance": {k: v for k, v in data.info.items() if k != "cache"},
+        # Which cache entry served the arrays says nothing about them, and differs between a first preparation
+        # and a later one: left out, so that preparing again gives the same file.
+        "provenance": {k: v for k, v in data.info.items() if k not in ("cache", "cache_entry")},
     })
 
 
