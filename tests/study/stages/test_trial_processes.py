@@ -38,6 +38,25 @@ def _train(tmp_path, trials, folder="runs"):
     return [json.loads((tmp_path / folder / f"trial{trial}.json").read_text()) for trial in trials]
 
 
+def _before_fit(monkeypatch, action):
+    """Make each trial's process call ``action(record)`` before it fits."""
+    original = training.fit_and_score
+
+    def fit_and_score(X_path, y_path, spec, tuned, record, log, **kwargs):
+        action(record)
+        return original(X_path, y_path, spec, tuned, record, log, **kwargs)
+
+    monkeypatch.setattr(training, "fit_and_score", fit_and_score)
+
+
+def _dies_on(trial):
+    """An action for :func:`_before_fit`: the process of ``trial`` is killed as the out-of-memory killer would."""
+    def action(record):
+        if record["trial"] == trial:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return action
+
+
 def test_a_child_reports_its_own_memory_peak_and_cpu_not_its_parents():
     np.ones(300 * 2**20 // 8)  # the parent's peak: 300 MiB more than the child will ever hold
     parent_peak = peak_rss_mb()
@@ -101,14 +120,7 @@ def test_a_batch_of_trials_gives_each_trial_what_it_gives_alone(tmp_path):
 
 
 def test_a_trial_whose_process_dies_is_recorded_failed_and_the_next_runs(tmp_path, monkeypatch):
-    original = training.fit_and_score
-
-    def dies_on_trial_1(X_path, y_path, spec, tuned, record, log, **kwargs):
-        if record["trial"] == 1:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return original(X_path, y_path, spec, tuned, record, log, **kwargs)
-
-    monkeypatch.setattr(training, "fit_and_score", dies_on_trial_1)
+    _before_fit(monkeypatch, _dies_on(1))
     records = _train(tmp_path, [0, 1, 2])
     assert [r["status"] for r in records] == ["ok", "failed", "ok"]
     assert records[1]["reason"].startswith("trial not finished: its process was ended by signal 9 (SIGKILL)")
@@ -159,14 +171,12 @@ def test_a_stopped_jobs_finished_trials_are_taken_by_its_next_run(tmp_path, monk
     shutil.rmtree(tmp_path / "runs")  # what Snakemake does before it runs an unfinished job again
     monkeypatch.setattr(training, "run_forked", run_forked)
     trained = tmp_path / "trained"  # the fits run in the trials' processes: they count in a file
-    original = training.fit_and_score
 
-    def counted(X_path, y_path, spec, tuned, record, log, **kwargs):
+    def count(record):
         with open(trained, "a") as out:
             out.write(f"{record['trial']} ")
-        return original(X_path, y_path, spec, tuned, record, log, **kwargs)
 
-    monkeypatch.setattr(training, "fit_and_score", counted)
+    _before_fit(monkeypatch, count)
     again, second = _train(tmp_path, [0, 1])
     assert trained.read_text() == "1 " and again == first and second["status"] == "ok"
     assert "trial 0 (1 of 2) taken from an interrupted run" in (tmp_path / "runs.log").read_text()
@@ -202,14 +212,7 @@ def test_a_kept_trial_under_other_data_or_a_dead_process_is_trained_again(tmp_pa
     log = (tmp_path / "runs.log").read_text()
     assert "trial 0: kept under another key (data_sha256 differ); trained again" in log and "taken from" not in log
 
-    original = training.fit_and_score
-
-    def dies_on_trial_0(X_path, y_path, spec, tuned, record, log, **kwargs):
-        if record["trial"] == 0:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return original(X_path, y_path, spec, tuned, record, log, **kwargs)
-
-    monkeypatch.setattr(training, "fit_and_score", dies_on_trial_0)
+    _before_fit(monkeypatch, _dies_on(0))
     _interrupted_at(2, monkeypatch)
     shutil.rmtree(tmp_path / "runs")
     with pytest.raises(KeyboardInterrupt):

@@ -1,10 +1,8 @@
 """The machine sessions a run's trials were timed in, and each one's speed.
 
 A run carried across machines (:mod:`qs3study.tools.run_archive`) times its
-trials on several, and the same fit can take very different times on two of
-them: an M-PNU-AUC trial at 20,000 unlabeled rows (sgemm) took 1,923 s of CPU
-in one session and 1,222 s in another, with the same AUC and peak memory.
-Each trial records the session it ran in (``machine_session``, the boot id)
+trials on several, and the same fit, with the same result, can take very
+different times on two of them. Each trial records the session it ran in (``machine_session``, the boot id)
 and the time of a fixed reference computation at its job's start
 (``calibration_s``, :func:`qs3study.runtime.calibration_s`), so that a reader
 sees which times were measured side by side and how fast each machine was.

@@ -2,9 +2,9 @@
 
 Snakemake deletes a job's output folder before it runs the job again, so a
 training job stopped after some of its trials (the end of a machine's
-session, a kill) would lose them all, and a trial at 20,000 unlabeled rows
-takes over half an hour. Each trial whose process ran to its end is therefore
-also written outside the folder, under ``kept/`` in place of ``runs/``
+session, a kill) would lose them all, and an exact baseline's trial at the
+scale study's largest sizes takes tens of minutes. Each trial whose process
+ran to its end is therefore also written outside the folder, under ``kept/`` in place of ``runs/``
 (:func:`kept_folder`), with the key it was computed under: its record before
 training (dataset, method, trial, seed, size, tuned values, package
 versions), the checksums of the job's data files and of the project's code
@@ -27,7 +27,7 @@ from qs3study.datasets.download import sha256_file
 from qs3study.design import TRIAL_RESULT
 from qs3study.files import json_text, read_json, write_json
 
-__all__ = ["KEY", "kept_folder", "code_digest", "trial_key", "kept_record", "keep", "discard"]
+__all__ = ["KEY", "kept_folder", "code_digest", "data_digests", "trial_key", "kept_record", "keep", "discard"]
 
 KEY = "key{trial}.json"
 """The file beside a kept trial's record that holds the key it was computed under."""
@@ -53,10 +53,15 @@ def code_digest(packages):
     return digest.hexdigest()
 
 
-def trial_key(record, data, code):
-    """The key a trial is computed under: its record before training, the checksums of its data files
-    (``data``: name -> path) and the code's digest (:func:`code_digest`)."""
-    return {"record": record, "data_sha256": {name: sha256_file(path) for name, path in data.items()}, "code": code}
+def data_digests(data):
+    """SHA-256 of each of a job's data files (``data``: name -> path), once per job for all its trials."""
+    return {name: sha256_file(path) for name, path in data.items()}
+
+
+def trial_key(record, data_sha256, code):
+    """The key a trial is computed under: its record before training, its data files' checksums
+    (:func:`data_digests`) and the code's digest (:func:`code_digest`)."""
+    return {"record": record, "data_sha256": data_sha256, "code": code}
 
 
 def kept_record(folder, trial, key):

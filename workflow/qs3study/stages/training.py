@@ -20,7 +20,8 @@ from qs3orao.metrics import accuracy, binary_auc, mean_absolute_error
 from qs3study.configuration import build_estimator
 from qs3study.design import BATCH_RECORD, TRIAL_RESULT, parse_size, trial_seed
 from qs3study.files import read_json, write_json
-from qs3study.stages.kept_trials import code_digest, discard, keep, kept_folder, kept_record, trial_key
+from qs3study.stages.kept_trials import (code_digest, data_digests, discard, keep, kept_folder, kept_record,
+                                         trial_key)
 from qs3study.kernel_width import absolute_params, degenerate_kernel, gamma_scale, mean_off_diagonal
 from qs3study.runtime import (calibration_s, limit_threads, machine_session, own_cpu_s, package_versions, peak_rss_mb,
                               process_cpu_s, run_forked, setup_logging)
@@ -290,7 +291,7 @@ def train_job(smk):
     trials, versions = list(params.trials), package_versions()
     draw = int(getattr(wildcards, "draw", 0))  # rule train_draw's wildcard; rule train is draw 0
     kept = kept_folder(folder)
-    code, data = code_digest([qs3orao, baselines, qs3study]), {"X": smk.input.X, "y": smk.input.y}
+    code, data = code_digest([qs3orao, baselines, qs3study]), data_digests({"X": smk.input.X, "y": smk.input.y})
     machine = {"machine_session": machine_session(), "calibration_s": calibration_s()}
     for number, (trial, tuned_path) in enumerate(zip(trials, params.tuned, strict=True), 1):
         tuning = read_json(tuned_path) if tuned_path else {}
