@@ -63,7 +63,7 @@ def test_the_auc_table_marks_unconverged_trials_and_only_those(tmp_path):
     assert "unconverged" not in tables.summary_markdown(converged, "a", {"a": "A", "b": "B"})
 
 
-def test_results_csv_keeps_the_mark_and_an_older_table_without_the_column_reads_as_empty(tmp_path):
+def test_results_csv_keeps_the_mark_and_an_older_table_without_the_later_columns_reads_them_as_empty(tmp_path):
     paths = []
     for trial, converged in enumerate([False, True, None]):
         record = {"dataset": "d", "method": "b", "trial": trial, "size": "all", "status": "ok", "auc": 0.7,
@@ -75,9 +75,12 @@ def test_results_csv_keeps_the_mark_and_an_older_table_without_the_column_reads_
     read = tables.read_results(tmp_path / "results.csv")
     assert tables.unconverged(read).tolist() == [True, False, False]
     assert read["converged"].isna().tolist() == [False, False, True]
-    read.drop(columns="converged").to_csv(tmp_path / "old.csv", index=False)
+    later = ["converged", "tuning_draw", "machine_session", "calibration_s"]
+    read.drop(columns=later).to_csv(tmp_path / "old.csv", index=False)
     old = tables.read_results(tmp_path / "old.csv")
-    assert list(old.columns) == list(read.columns) and old["converged"].isna().all()
+    assert list(old.columns) == list(read.columns)
+    assert old[["converged", "machine_session", "calibration_s"]].isna().all().all()
+    assert old["tuning_draw"].tolist() == [0, 0, 0] and old["tuning_draw"].dtype == np.int64
     assert not tables.unconverged(old).any()
     summary = tables.auc_summary(old, "b", ["b"])
     assert summary["n_unconverged"].tolist() == [0]

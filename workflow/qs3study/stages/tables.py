@@ -76,6 +76,14 @@ def build_results(result_paths, comparison_sizes):
     return table.drop(columns="_order").reset_index(drop=True)
 
 
+#: Columns that a results table written before they existed is given on reading: (column, the column it
+#: follows, the column it precedes, its fill, its dtype); ``None`` where the position is given by the other.
+_LATER_COLUMNS = (("converged", "n_iter_fitted", None, np.nan, object),
+                  ("tuning_draw", "tuning_status", None, 0, "int64"),
+                  ("machine_session", None, "versions", np.nan, object),
+                  ("calibration_s", None, "versions", np.nan, float))
+
+
 def read_results(path):
     """Read the results CSV back with the dtypes :func:`build_results` produced.
 
@@ -85,16 +93,13 @@ def read_results(path):
     text = ("reason", "size", "status", "warnings", "kernel_width", "machine_session")
     table = pd.read_csv(path, dtype={c: str for c in text if c != "status"}, keep_default_na=False,
                         na_values={c: [""] for c in COLUMNS if c not in text})
-    if "converged" not in table:
-        where = table.columns.get_loc("n_iter_fitted") + 1 if "n_iter_fitted" in table else len(table.columns)
-        table.insert(where, "converged", pd.Series(np.nan, index=table.index, dtype=object))
-    if "tuning_draw" not in table:
-        where = table.columns.get_loc("tuning_status") + 1 if "tuning_status" in table else len(table.columns)
-        table.insert(where, "tuning_draw", 0)
-    for column, dtype in (("machine_session", object), ("calibration_s", float)):
+    for column, after, before, fill, dtype in _LATER_COLUMNS:
         if column not in table:
-            where = table.columns.get_loc("versions") if "versions" in table else len(table.columns)
-            table.insert(where, column, pd.Series(np.nan, index=table.index, dtype=dtype))
+            if after in table:
+                where = table.columns.get_loc(after) + 1
+            else:
+                where = table.columns.get_loc(before) if before in table else len(table.columns)
+            table.insert(where, column, pd.Series(fill, index=table.index, dtype=dtype))
     return table
 
 
