@@ -113,6 +113,39 @@ def test_restore_refuses_another_configuration_other_data_and_overwriting(run_di
     assert (target / "results/tuning/d/m/trial0.json").read_text() == "{}"
 
 
+def test_the_runs_config_settings_are_part_of_its_configuration(run_dir, tmp_path, capsys):
+    # A run started with snakemake ... --config name=scale-paper is restored with the same settings.
+    root, config = run_dir
+    archive = str(tmp_path / "a.tar.gz")
+    assert run_archive.main(["save", archive, "--configfile", str(config), "--config", "name=scale",
+                             "--directory", str(root)]) == 0
+    for i, other in enumerate([[], ["--config", "name=other"], ["--config", "name=scale", "trials=1"]]):
+        assert run_archive.main(["restore", archive, "--configfile", str(config), *other,
+                                 "--directory", str(fresh(tmp_path, name=f"f{i}"))]) == 1
+        assert "--config" in capsys.readouterr().err
+    target = fresh(tmp_path)
+    assert run_archive.main(["restore", archive, "--configfile", str(config), "--config", "name=scale",
+                             "--directory", str(target)]) == 0
+    record = read_json(next((target / "results" / "restored").glob("*.json")))
+    assert record["saved"]["config"] == ["name=scale"]
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        run_archive.save(tmp_path / "b.tar.gz", [config], root, config=["scale"])
+
+
+def test_an_archive_saved_before_settings_were_recorded_restores_without_any(run_dir, tmp_path):
+    root, config = run_dir
+    run_archive.save(tmp_path / "a.tar.gz", [config], root)
+
+    def legacy(member, payload, manifest):
+        manifest.pop("config", None)
+        return [(member, payload)]
+
+    rewritten(tmp_path / "a.tar.gz", legacy)
+    with pytest.raises(ValueError, match=r"--config \(none\), not \['name=x'\]"):
+        run_archive.restore(tmp_path / "a.tar.gz", [config], fresh(tmp_path, name="f1"), config=["name=x"])
+    assert run_archive.restore(tmp_path / "a.tar.gz", [config], fresh(tmp_path))["saved"]["config"] == []
+
+
 @pytest.mark.parametrize("here", [{"commit": "b" * 40, "dirty": False}, {"commit": "a" * 40, "dirty": True}])
 def test_restore_refuses_another_commit_or_uncommitted_changes(run_dir, tmp_path, monkeypatch, here):
     # The resumed run skips Snakemake's code trigger (RESUME_ARGS), so restore itself guards the code.

@@ -33,9 +33,14 @@ uncommitted changes.
 
 Command line::
 
-    python -m qs3study.tools.run_archive save ARCHIVE --configfile A.yaml [B.yaml ...]
-    python -m qs3study.tools.run_archive restore ARCHIVE --configfile A.yaml [B.yaml ...] [--unverified] [--rerun-changed]
-    snakemake --configfile A.yaml [B.yaml ...] <the run's options> --rerun-triggers mtime params input software-env
+    python -m qs3study.tools.run_archive save ARCHIVE --configfile A.yaml [B.yaml ...] [--config KEY=VALUE ...]
+    python -m qs3study.tools.run_archive restore ARCHIVE --configfile A.yaml [B.yaml ...] [--config KEY=VALUE ...] \
+        [--unverified] [--rerun-changed]
+    snakemake --configfile A.yaml [B.yaml ...] [--config KEY=VALUE ...] <the run's options> \
+        --rerun-triggers mtime params input software-env
+
+``--config`` takes the run's Snakemake ``--config`` settings as they were given; they are part of the
+configuration an archive is restored against.
 """
 
 from __future__ import annotations
@@ -135,6 +140,15 @@ def _configuration(configfiles):
     return [{"path": str(path), "sha256": sha256_file(path)} for path in configfiles]
 
 
+def _settings(config):
+    """The run's ``--config`` settings as a list of ``KEY=VALUE`` strings, each checked for its ``=``."""
+    settings = [str(setting) for setting in config]
+    malformed = [setting for setting in settings if "=" not in setting]
+    if malformed:
+        raise ValueError(f"--config settings are KEY=VALUE, as given to snakemake; got {malformed}")
+    return settings
+
+
 def _archived(directory):
     """Finished job outputs to archive: relative paths; prepared data and unfinished jobs' outputs (files, and
     every file in an unfinished job's folder) left out."""
@@ -144,7 +158,7 @@ def _archived(directory):
             and not any(path.startswith(f"{folder}/") for folder in PREPARED)]
 
 
-def save(archive, configfiles, directory="."):
+def save(archive, configfiles, directory=".", config=()):
     """Pack the finished jobs' outputs of the run in ``directory`` into ``archive`` (a ``.tar.gz``).
 
     Parameters
@@ -154,6 +168,8 @@ def save(archive, configfiles, directory="."):
         The run's configuration files, as given to Snakemake (in order).
     directory : path-like, default="."
         The run's working directory.
+    config : sequence of str, default=()
+        The run's Snakemake ``--config`` settings (``KEY=VALUE``), as given.
 
     Returns
     -------
@@ -169,10 +185,11 @@ def save(archive, configfiles, directory="."):
     if _running(directory):
         raise RuntimeError(f"a Snakemake run holds {directory}/.snakemake/locks: stop it (kill -TERM its "
                            "process) or, if none runs, remove the stale lock with snakemake --unlock, then save")
+    settings = _settings(config)
     members = _archived(directory)
     manifest = {"saved_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 "git": git_state(directory), "configuration": _configuration(configfiles),
-                "prepared": _prepared(directory), "prepared_text": _prepared_text(directory), "files": members,
+                "config": settings, "prepared": _prepared(directory), "prepared_text": _prepared_text(directory), "files": members,
                 "sha256": {member: sha256_file(Path(directory, member)) for member in members}}
     with atomic_path(archive) as tmp, tarfile.open(tmp, "w:gz", dereference=True) as tar:
         payload = json.dumps(manifest, indent=2, sort_keys=True).encode()
@@ -222,7 +239,7 @@ def _read_manifest(tar, archive, unverified):
     return manifest
 
 
-def _check_run(manifest, configfiles, root, rerun_changed):
+def _check_run(manifest, configfiles, config, root, rerun_changed):
     """Refuse a working tree, configuration or prepared data other than the archive's, or files present.
 
     Returns the working tree's state, the prepared files that differ (allowed with ``rerun_changed``) and
@@ -237,6 +254,10 @@ def _check_run(manifest, configfiles, root, rerun_changed):
     if [c["sha256"] for c in given] != [c["sha256"] for c in manifest["configuration"]]:
         raise ValueError(f"the archive was saved with configuration {manifest['configuration']}, not {given}: "
                          "restore it into a run of the same configuration files")
+    saved = manifest.get("config", [])  # an archive saved before settings were recorded: none given
+    if _settings(config) != saved:
+        raise ValueError(f"the archive was saved with --config {saved or '(none)'}, not {list(config) or '(none)'}: "
+                         "restore it with the run's --config settings as they were given")
     prepared = _prepared(root)
     missing = sorted(set(manifest["prepared"]) - set(prepared))
     if missing:
@@ -257,12 +278,12 @@ def _check_run(manifest, configfiles, root, rerun_changed):
     return here, changed, differences, left_out
 
 
-def _unpack(archive, configfiles, root, staging, unverified, rerun_changed):
+def _unpack(archive, configfiles, config, root, staging, unverified, rerun_changed):
     """Check the archive whole and unpack its files into ``staging``: the manifest, the run's state (see
     :func:`_check_run`) and the time of each file to restore."""
     with gzip.open(archive, "rb") as stream, tarfile.open(fileobj=stream, mode="r|") as tar:
         manifest = _read_manifest(tar, archive, unverified)
-        here, changed, differences, left_out = _check_run(manifest, configfiles, root, rerun_changed)
+        here, changed, differences, left_out = _check_run(manifest, configfiles, config, root, rerun_changed)
         listed, digests, mtimes, seen = set(manifest["files"]), manifest.get("sha256", {}), {}, set()
         while (member := tar.next()) is not None:
             problem = _member_problem(member, listed) or (
@@ -291,11 +312,11 @@ def _unpack(archive, configfiles, root, staging, unverified, rerun_changed):
                       "n_left_out": len(seen) - len(mtimes)}, mtimes
 
 
-def restore(archive, configfiles, directory=".", unverified=False, rerun_changed=False):
+def restore(archive, configfiles, directory=".", unverified=False, rerun_changed=False, config=()):
     """Unpack ``archive`` into the run's working directory ``directory``, after checking it belongs there.
 
     The working tree must be at the archive's commit without uncommitted changes,
-    the configuration files those the archive was saved with (same
+    the configuration files and ``--config`` settings those the archive was saved with (same
     contents, same order), and the prepared data present with the archive's
     checksums (prepare them first: ``snakemake --configfile ... --until prepare``).
     The archive is checked whole before any file is restored: gzip's CRC,
@@ -316,6 +337,8 @@ def restore(archive, configfiles, directory=".", unverified=False, rerun_changed
         Accept prepared data that differ from the archive's: the archived files of every dataset whose
         :data:`JOB_INPUTS` differ are left out, so that its jobs run again; the other differing files
         (read by no archived job) are listed in the record. Refused otherwise.
+    config : sequence of str, default=()
+        The run's Snakemake ``--config`` settings (``KEY=VALUE``), as given when it was saved.
 
     Returns
     -------
@@ -343,7 +366,7 @@ def restore(archive, configfiles, directory=".", unverified=False, rerun_changed
     moved = []
     try:
         try:
-            manifest, state, mtimes = _unpack(archive, configfiles, root, staging, unverified, rerun_changed)
+            manifest, state, mtimes = _unpack(archive, configfiles, config, root, staging, unverified, rerun_changed)
         except (gzip.BadGzipFile, EOFError, zlib.error, tarfile.TarError) as error:
             raise _archive_error(archive, f"damaged or truncated ({error})") from None
         for name in sorted(mtimes):
@@ -363,19 +386,24 @@ def restore(archive, configfiles, directory=".", unverified=False, rerun_changed
         for path in aged:
             mtime = path.stat().st_mtime - shift
             os.utime(path, (mtime, mtime))
+    saved = {**{key: manifest[key] for key in ("saved_utc", "git", "configuration")}, "config": manifest.get("config", [])}
     record = {"archive": str(archive), "restored_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(
         timespec="seconds"), **state, "prepared_dated_back_s": shift, "n_files": len(mtimes),
-        "unverified": bool(unverified), "saved": {key: manifest[key] for key in ("saved_utc", "git", "configuration")}}
+        "unverified": bool(unverified), "saved": saved}
     write_json(root / RESTORED / f"{Path(archive).name}.{record['restored_utc'].replace(':', '')}.json", record)
     return record
 
 
 def main(argv=None):
     """Command line: ``save`` or ``restore`` an archive (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m qs3study.tools.run_archive", description=__doc__.split("\n\n")[0])
+    # allow_abbrev off: Snakemake's --config must not be read as an abbreviation of --configfile.
+    parser = argparse.ArgumentParser(prog="python -m qs3study.tools.run_archive", description=__doc__.split("\n\n")[0],
+                                     allow_abbrev=False)
     parser.add_argument("action", choices=("save", "restore"))
     parser.add_argument("archive")
     parser.add_argument("--configfile", nargs="+", required=True, help="the run's configuration files, in order")
+    parser.add_argument("--config", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="the run's Snakemake --config settings, as given")
     parser.add_argument("--directory", default=".", help="the run's working directory (default: here)")
     parser.add_argument("--unverified", action="store_true",
                         help="restore an archive saved before archives recorded their members' checksums")
@@ -385,10 +413,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         if args.action == "save":
-            manifest = save(args.archive, args.configfile, args.directory)
+            manifest = save(args.archive, args.configfile, args.directory, config=args.config)
         else:
             record = restore(args.archive, args.configfile, args.directory, unverified=args.unverified,
-                             rerun_changed=args.rerun_changed)
+                             rerun_changed=args.rerun_changed, config=args.config)
     except (ValueError, RuntimeError, OSError) as error:
         print(f"run_archive {args.action}: {error}", file=sys.stderr)
         return 1
