@@ -135,12 +135,7 @@ def test_the_runs_config_settings_are_part_of_its_configuration(run_dir, tmp_pat
 def test_an_archive_saved_before_settings_were_recorded_restores_without_any(run_dir, tmp_path):
     root, config = run_dir
     run_archive.save(tmp_path / "a.tar.gz", [config], root)
-
-    def legacy(member, payload, manifest):
-        manifest.pop("config", None)
-        return [(member, payload)]
-
-    rewritten(tmp_path / "a.tar.gz", legacy)
+    rewritten(tmp_path / "a.tar.gz", without_manifest_key("config"))
     with pytest.raises(ValueError, match=r"--config \(none\), not \['name=x'\]"):
         run_archive.restore(tmp_path / "a.tar.gz", [config], fresh(tmp_path, name="f1"), config=["name=x"])
     assert run_archive.restore(tmp_path / "a.tar.gz", [config], fresh(tmp_path))["saved"]["config"] == []
@@ -170,6 +165,14 @@ def rewritten(archive, change):
     with tarfile.open(archive, "w:gz") as tar:
         for member, data in [(info, payload), *body]:
             tar.addfile(member, io.BytesIO(data) if member.isfile() else None)
+
+
+def without_manifest_key(key):
+    """A :func:`rewritten` change that drops ``key`` from the manifest: an archive saved before it was recorded."""
+    def change(member, payload, manifest):
+        manifest.pop(key, None)
+        return [(member, payload)]
+    return change
 
 
 def listing(root):
@@ -271,12 +274,7 @@ def test_a_damaged_archive_is_named_in_a_one_line_error(run_dir, tmp_path, capsy
 def test_an_archive_without_checksums_is_refused_unless_restored_unverified(run_dir, tmp_path):
     root, config = run_dir
     run_archive.save(tmp_path / "a.tar.gz", [config], root)
-
-    def legacy(member, payload, manifest):
-        manifest.pop("sha256", None)
-        return [(member, payload)]
-
-    rewritten(tmp_path / "a.tar.gz", legacy)
+    rewritten(tmp_path / "a.tar.gz", without_manifest_key("sha256"))
     target = fresh(tmp_path)
     with pytest.raises(ValueError, match=r"a\.tar\.gz.*no checksums.*--unverified"):
         run_archive.restore(tmp_path / "a.tar.gz", [config], target)
