@@ -1,8 +1,10 @@
 """The generated blocks of README.md and docs/*.md: current on the repository, stale when an input changes."""
 
+import doctest
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from qs3study.tools import documents
@@ -83,3 +85,31 @@ def test_bad_markers_are_errors(text, message):
 
 def test_pipes_in_a_cell_stay_in_the_cell():
     assert documents.markdown_table(["a"], [["|x|"]]).splitlines()[-1] == "| \\|x\\| |"
+
+
+def test_the_scale_table_names_the_fastest_method_to_the_target_or_none(copy):
+    table_path = copy / "figures" / "scale-paper" / "time_at_accuracy.csv"
+    table = pd.read_csv(table_path)
+    cell = (table["dataset"] == "sgemm") & (table["n_unlabeled"] == 20000)
+    exact = cell & table["method"].isin(["m-pnu-auc", "m-samult"])
+    assert table.loc[cell & table["reached"], "method"].nunique() > 1
+    table.loc[cell & ~exact, "reached"] = False
+    table.loc[cell & (table["method"] == "m-pnu-auc"), "median_fit_time"] = 7.0
+    table.loc[cell & (table["method"] == "m-samult"), ["reached", "median_fit_time"]] = [True, 3.0]
+    table.to_csv(table_path, index=False)
+    rows = {line.split(" | ")[2]: line for line in documents.scale_time_at_accuracy(copy).splitlines()
+            if line.startswith("| `scale-paper` | sgemm |")}
+    assert " | M-SAMULT, 3 s | " in rows["20,000"]
+    assert "| 3 s, " in rows["20,000"] and "(short by" not in rows["20,000"].split(" | ")[-1]
+
+    table.loc[cell, "reached"] = False
+    table.to_csv(table_path, index=False)
+    rows = {line.split(" | ")[2]: line for line in documents.scale_time_at_accuracy(copy).splitlines()
+            if line.startswith("| `scale-paper` | sgemm |")}
+    assert " | none | " in rows["20,000"]
+    assert len(rows) == table.loc[table["dataset"] == "sgemm", "n_unlabeled"].nunique()
+
+
+def test_the_docstring_examples_run():
+    result = doctest.testmod(documents)
+    assert result.attempted >= 2 and result.failed == 0

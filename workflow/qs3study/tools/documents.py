@@ -241,6 +241,45 @@ def sgemm_sweep(root):
                                    for method, row in sorted(cells.items())))
 
 
+def seconds(value):
+    """A time as the documents show it: three significant digits, whole seconds from 100 s.
+
+    Examples
+    --------
+    >>> seconds(0.2123), seconds(25.04), seconds(1254.6)
+    ('0.212 s', '25 s', '1,255 s')
+    """
+    return f"{value:,.0f} s" if value >= 100 else f"{value:.3g} s"
+
+
+def scale_time_at_accuracy(root):
+    """Each committed scale study, per dataset and size: the target AUC, the fastest method that reaches it, and
+    QS3ORAO and the exact baselines beside it (from the study's ``time_at_accuracy.csv``)."""
+    rows = []
+    for table_path in sorted((root / "figures").glob("scale-*/time_at_accuracy.csv")):
+        study = table_path.parent.name
+        labels = {name: label for name, (label, _) in run_methods(root, study).items()}
+        for (dataset, size), cell in pd.read_csv(table_path).groupby(["dataset", "n_unlabeled"], sort=True):
+            by_method = cell.set_index("method")
+            reached = cell[cell["reached"]].sort_values(["median_fit_time", "method"])
+            target = cell.iloc[0]
+
+            def shown(method):
+                if method not in by_method.index:
+                    return "not run"
+                entry = by_method.loc[method]
+                short = "" if entry["reached"] else f" (short by {entry['shortfall']:.3f})"
+                return f"{seconds(entry['median_fit_time'])}, {entry['mean_auc']:.3f}{short}"
+            fastest = "none"
+            if not reached.empty:
+                first = reached.iloc[0]
+                fastest = f"{labels.get(first['method'], first['method'])}, {seconds(first['median_fit_time'])}"
+            rows.append([f"`{study}`", dataset, f"{size:,}",
+                         f"{target['target_auc']:.3f} ({labels.get(target['target_method'], target['target_method'])})",
+                         fastest, shown("qs3orao"), shown("m-pnu-auc"), shown("m-samult")])
+    return markdown_table(["study", "dataset", "unlabeled rows", "target AUC", "fastest to the target",
+                           "QS3ORAO", "M-PNU-AUC", "M-SAMULT"], rows)
+
 RENDERERS = {
     "claims-empirical": claims_empirical,
     "claims-formal": claims_formal,
@@ -251,6 +290,7 @@ RENDERERS = {
     "tuning-check": tuning_check,
     "run-costs": run_costs,
     "sgemm-sweep": sgemm_sweep,
+    "scale-time-at-accuracy": scale_time_at_accuracy,
 }
 
 
