@@ -17,7 +17,7 @@ import sys
 from qs3study.files import read_columns
 from qs3study.stages.tables import read_results
 
-__all__ = ["CONTENDED_MIN_S", "CONTENDED_RATIO", "contended_trials", "main"]
+__all__ = ["CONTENDED_MIN_S", "CONTENDED_RATIO", "contended", "contended_trials", "main"]
 
 #: Wall over CPU time beyond which a trial counts as timed beside another load.
 CONTENDED_RATIO = 1.5
@@ -44,11 +44,30 @@ def contended_trials(table, ratio=CONTENDED_RATIO, min_s=CONTENDED_MIN_S):
         ``dataset, method, n_unlabeled, tuning_draw, trial, fit_time, trial_wall_s, job_cpu_s, wall_over_cpu``,
         sorted.
     """
-    judged = table[(table["status"] == "ok") & (table["trial_wall_s"] >= min_s)]
-    judged = judged.assign(wall_over_cpu=judged["trial_wall_s"] / judged["job_cpu_s"])
     columns = ["dataset", "method", "n_unlabeled", "tuning_draw", "trial", "fit_time", "trial_wall_s", "job_cpu_s",
                "wall_over_cpu"]
-    return judged.loc[judged["wall_over_cpu"] > ratio, columns].sort_values(columns[:5]).reset_index(drop=True)
+    found = table[contended(table, ratio, min_s)]
+    found = found.assign(wall_over_cpu=found["trial_wall_s"] / found["job_cpu_s"])
+    return found[columns].sort_values(columns[:5]).reset_index(drop=True)
+
+
+def contended(table, ratio=CONTENDED_RATIO, min_s=CONTENDED_MIN_S):
+    """Whether each trial of ``table`` finished and was timed beside another load.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        With at least ``status, trial_wall_s, job_cpu_s``.
+    ratio, min_s : float
+        As in :func:`contended_trials`.
+
+    Returns
+    -------
+    pandas.Series of bool
+        Indexed like ``table``.
+    """
+    return (table["status"] == "ok") & (table["trial_wall_s"] >= min_s) & (
+        table["trial_wall_s"] > ratio * table["job_cpu_s"])
 
 
 def main(argv=None):
