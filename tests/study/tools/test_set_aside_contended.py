@@ -52,18 +52,21 @@ def test_a_contended_job_moves_whole_with_its_benchmark_and_log(tmp_path, capsys
     assert tool.contended_jobs(tmp_path) == []
 
 
-def test_a_job_set_aside_once_is_refused_and_nothing_moves(tmp_path, capsys):
+def test_a_second_contended_measurement_is_kept_beside_the_first(tmp_path, capsys):
     contended_job, _ = run(tmp_path)
     assert tool.main(["--root", str(tmp_path)]) == 0
     first = (tmp_path / tool.SUPERSEDED / contended_job / "trial1.json").read_text()
     write_trial(tmp_path, contended_job, 0, wall=500.0, cpu=100.0)
     write_trial(tmp_path, "uci_kin40k/m-samult/n2000/part0", 0, wall=500.0, cpu=100.0)
 
-    assert tool.main(["--root", str(tmp_path)]) == 1
-    assert "already set aside once" in capsys.readouterr().err
+    assert tool.main(["--root", str(tmp_path)]) == 0
+    second = tmp_path / "results/superseded/contended-2"
     assert (tmp_path / tool.SUPERSEDED / contended_job / "trial1.json").read_text() == first
-    assert (tmp_path / tool.RUNS / contended_job / "trial0.json").exists()
-    assert (tmp_path / tool.RUNS / "uci_kin40k/m-samult/n2000/part0" / "trial0.json").exists()
+    assert json.loads((second / contended_job / "trial0.json").read_text())["trial_wall_s"] == 500.0
+    assert (tmp_path / tool.SUPERSEDED / "uci_kin40k/m-samult/n2000/part0" / "trial0.json").exists()
+    assert not (second / "uci_kin40k").exists()
+    assert tool.superseded_folders(tmp_path) == [tool.SUPERSEDED, second.relative_to(tmp_path)]
+    assert [str(job) for job in tool.set_aside_jobs(tmp_path)] == [contended_job, "uci_kin40k/m-samult/n2000/part0"]
 
 
 def test_a_run_without_trials_has_no_contended_jobs(tmp_path):

@@ -4,11 +4,10 @@ The studies' configurations declare that the job of a trial timed beside another
 (:func:`qs3study.perf.contention.contended`) is rerun with no other load competing for its core, and
 that both measurements are kept. Run in the run's folder, this moves each such job's output folder
 ``results/runs/<job>/`` with its benchmark ``benchmarks/train/<job>.tsv`` and log
-``logs/train/<job>.log`` to ``results/superseded/contended/<job>/`` (where the run's archive carries
-them, :mod:`qs3study.tools.run_archive`). The run's command, with ``all`` and the moved job folders
+``logs/train/<job>.log`` to ``results/superseded/contended/<job>/``, or for a job set aside before,
+to ``results/superseded/contended-2/<job>/`` and so on (where the run's archive carries them, :mod:`qs3study.tools.run_archive`). The run's command, with ``all`` and the moved job folders
 as its targets, then runs those jobs again and everything after them: a finished run's missing
-intermediate outputs alone make Snakemake run nothing. A job already set aside once is refused: its
-first measurement is never replaced.
+intermediate outputs alone make Snakemake run nothing. No measurement set aside is ever replaced.
 
     python -m qs3study.tools.set_aside_contended --dry-run     # list the jobs
     python -m qs3study.tools.set_aside_contended               # move them, print the targets
@@ -27,11 +26,12 @@ import pandas as pd
 
 from qs3study.perf.contention import contended
 
-__all__ = ["RUNS", "SUPERSEDED", "contended_jobs", "set_aside", "set_aside_jobs", "main"]
+__all__ = ["RUNS", "SUPERSEDED", "contended_jobs", "set_aside", "set_aside_jobs", "superseded_folders", "main"]
 
 #: Training jobs' output folders, one per job, relative to the run's folder.
 RUNS = Path("results/runs")
-#: Where set-aside jobs go, under their path relative to :data:`RUNS`.
+#: Where set-aside jobs go, under their path relative to :data:`RUNS`; a job's k-th measurement set aside
+#: (k >= 2) goes to this folder's name with ``-k`` appended.
 SUPERSEDED = Path("results/superseded/contended")
 _COMPANIONS = {"benchmark.tsv": ("benchmarks/train", ".tsv"), "job.log": ("logs/train", ".log")}
 
@@ -56,8 +56,8 @@ def contended_jobs(root):
     return sorted(set(trials.loc[contended(trials), "job"]))
 
 
-def set_aside_jobs(root):
-    """The jobs of a run set aside so far: each folder under :data:`SUPERSEDED` that holds trials.
+def superseded_folders(root):
+    """The folders of set-aside measurements that exist in a run: :data:`SUPERSEDED`, then ``-2``, ``-3`` ...
 
     Parameters
     ----------
@@ -67,13 +67,38 @@ def set_aside_jobs(root):
     Returns
     -------
     list of pathlib.Path
-        Job folders relative to :data:`SUPERSEDED` (and so to :data:`RUNS`), sorted.
+        Relative to ``root``, in order.
     """
-    return sorted({path.parent.relative_to(root / SUPERSEDED) for path in (root / SUPERSEDED).glob("**/trial*.json")})
+    folders, k = [], 1
+    while (root / _numbered(k)).exists():
+        folders.append(_numbered(k))
+        k += 1
+    return folders
+
+
+def _numbered(k):
+    return SUPERSEDED if k == 1 else SUPERSEDED.with_name(f"{SUPERSEDED.name}-{k}")
+
+
+def set_aside_jobs(root):
+    """The jobs of a run set aside so far: each job folder that holds trials in :func:`superseded_folders`.
+
+    Parameters
+    ----------
+    root : pathlib.Path
+        The run's folder.
+
+    Returns
+    -------
+    list of pathlib.Path
+        Job folders relative to their superseded folder (and so to :data:`RUNS`), sorted, each once.
+    """
+    return sorted({path.parent.relative_to(root / folder) for folder in superseded_folders(root)
+                   for path in (root / folder).glob("**/trial*.json")})
 
 
 def set_aside(root, jobs):
-    """Move each job's outputs, benchmark and log under :data:`SUPERSEDED`, all jobs checked before any moves.
+    """Move each job's outputs, benchmark and log to the first superseded folder that does not hold the job yet.
 
     Parameters
     ----------
@@ -81,18 +106,12 @@ def set_aside(root, jobs):
         The run's folder.
     jobs : list of pathlib.Path
         Job folders relative to :data:`RUNS` (:func:`contended_jobs`).
-
-    Raises
-    ------
-    ValueError
-        When a job has been set aside before.
     """
-    twice = [str(job) for job in jobs if (root / SUPERSEDED / job).exists()]
-    if twice:
-        raise ValueError(f"already set aside once, its first measurement kept in {SUPERSEDED}: {', '.join(twice)}; "
-                         "rerun them with no other load, or move the earlier record yourself")
     for job in jobs:
-        target = root / SUPERSEDED / job
+        k = 1
+        while (root / _numbered(k) / job).exists():
+            k += 1
+        target = root / _numbered(k) / job
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(root / RUNS / job, target)
         for name, (folder, suffix) in _COMPANIONS.items():
@@ -119,7 +138,7 @@ def main(argv=None):
             print(f"  {job}")
         if not args.dry_run and jobs:
             set_aside(args.root, jobs)
-            print(f"moved to {SUPERSEDED}; run the run's command with no other load on the machine and the "
+            print(f"moved under {SUPERSEDED.parent}; run the run's command with no other load on the machine and the "
                   f"targets: all {' '.join(str(RUNS / job) for job in jobs)}")
     except (ValueError, OSError) as error:
         print(f"set_aside_contended: {error}", file=sys.stderr)
