@@ -1,10 +1,13 @@
 """The gap decomposition: the three parts add up to the total, trial by trial."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from qs3study.tools.decomposition import PARTS, decomposition_markdown, main, summarise, trial_decomposition
+from qs3study.tools.decomposition import (PARTS, decomposition_markdown, main, summarise, trial_decomposition,
+                                          unpaired_datasets)
 
 
 def _table(aucs, trials=4, seed=0):
@@ -15,9 +18,10 @@ def _table(aucs, trials=4, seed=0):
         for method, mean in aucs.items():
             for trial in range(trials):
                 rows.append({"dataset": dataset, "method": method, "trial": trial, "comparison": True,
-                             "status": "ok", "auc": mean + 0.01 * rng.normal()})
+                             "status": "ok", "auc": mean + 0.01 * rng.normal(), "n_labeled": 500,
+                             "n_unlabeled": 2000})
     rows.append({"dataset": "a", "method": "svorex", "trial": 9, "comparison": True, "status": "failed",
-                 "auc": np.nan})
+                 "auc": np.nan, "n_labeled": 500, "n_unlabeled": 2000})
     return pd.DataFrame(rows)
 
 
@@ -79,7 +83,7 @@ def test_a_malformed_table_is_named_with_what_is_wrong(tmp_path, capsys, damage)
     paper = _write(tmp_path, "paper.csv", _table(PAPER))
     if damage == "ragged":
         with open(paper, "a") as handle:
-            handle.write("a,qs3orao,1,True,ok,0.5,extra,fields\n")
+            handle.write("a,qs3orao,1,True,ok,0.5,500,2000,extra,fields\n")
     else:
         _write(tmp_path, "paper.csv", _table(PAPER).drop(columns="comparison"))
     assert main([paper, _write(tmp_path, "best.csv", _table(BEST)), "--protocol", "paper",
@@ -102,3 +106,55 @@ def test_the_command_never_overwrites_a_file_it_did_not_write(tmp_path, capsys):
     (out / "decomposition.md").write_text("a user's notes")
     assert main(args) == 1 and "decomposition.md" in capsys.readouterr().err
     assert (out / "decomposition.md").read_text() == "a user's notes"
+
+
+def _manifest(x_a="x", y_a="y", scaling_a=None):
+    """A run manifest naming datasets a and b's prepared data and a's feature scaling."""
+    datasets = {"a": {} if scaling_a is None else {"feature_scaling": scaling_a}, "b": {}}
+    return {"config": {"datasets": datasets},
+            "data": {"a": {"X_sha256": x_a, "y_sha256": y_a}, "b": {"X_sha256": "xb", "y_sha256": "yb"}}}
+
+
+@pytest.mark.parametrize("best_manifest, reason", [
+    (_manifest(), None),
+    (_manifest(x_a="other"), "prepared features differ"),
+    (_manifest(x_a="other", scaling_a="common"), None),
+    (_manifest(y_a="other", scaling_a="common"), "prepared labels differ"),
+])
+def test_a_dataset_prepared_differently_in_the_two_runs_is_not_paired(best_manifest, reason):
+    left_out = unpaired_datasets(_table(PAPER), _table(BEST), (_manifest(), best_manifest))
+    assert list(left_out) == ([] if reason is None else ["a"])
+    if reason:
+        assert left_out["a"].startswith(reason)
+
+
+def test_a_dataset_split_at_other_sizes_is_left_out_and_named(tmp_path):
+    best = _table(BEST, seed=2)
+    best.loc[(best["dataset"] == "a") & (best["method"] == "svorex"), "n_unlabeled"] = 3500
+    left_out = unpaired_datasets(_table(PAPER, seed=1), best)
+    assert left_out == {"a": "the runs' sizes differ, so their splits do: none in the paper protocol's only, "
+                             "500 labeled and 3,500 unlabeled rows in the best-effort one's only"}
+    trials = trial_decomposition(_table(PAPER, seed=1), best, "paper", leave_out=left_out)
+    assert set(trials["dataset"]) == {"b"}
+
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "best").mkdir()
+    (tmp_path / "paper" / "manifest.json").write_text(json.dumps(_manifest()))
+    assert main([_write(tmp_path / "paper", "results.csv", _table(PAPER, seed=1)),
+                 _write(tmp_path / "best", "results.csv", best), "--protocol", "paper",
+                 "--out", str(tmp_path / "out")]) == 0
+    text = (tmp_path / "out" / "decomposition.md").read_text()
+    assert "| a |" not in text and "| b | svorex | 4 |" in text
+    assert "Left out, not the same data or split in both runs:\n\n- a: the runs' sizes differ" in text
+    assert f"Prepared data not compared: no manifest beside {tmp_path / 'best' / 'results.csv'}." in text
+    record = json.loads((tmp_path / "out" / "decomposition.json").read_text())
+    assert list(record["left_out"]) == ["a"]
+
+
+def test_the_best_effort_decomposition_reads_its_own_table_alone(tmp_path):
+    best = _table(BEST, seed=2)
+    best.loc[best["method"] == "svorex", "n_unlabeled"] = 3500
+    assert main([_write(tmp_path, "paper.csv", _table(PAPER, seed=1)), _write(tmp_path, "best.csv", best),
+                 "--protocol", "best", "--out", str(tmp_path / "out")]) == 0
+    text = (tmp_path / "out" / "decomposition.md").read_text()
+    assert "| a | svorex | 4 |" in text and "| b | svorex | 4 |" in text and "Left out" not in text

@@ -15,7 +15,8 @@ so ``total = optimisation + grid + objective`` trial by trial. ``Q`` is QS3ORAO
 the highest mean AUC on the dataset in protocol ``P``. The grid part is everything
 the best-effort protocol changes for f* (which has no step schedule and no class
 priors): its grids and, on a dataset whose features it scales differently
-(``feature_scaling``), that scaling as well.
+(``feature_scaling``), that scaling as well. A dataset whose two runs did not use
+the same data and split (:func:`unpaired_datasets`) is left out, with why.
 
     python -m qs3study.tools.decomposition figures/reproduction-paper/results.csv \\
         figures/reproduction-best/results.csv --protocol paper --out figures/reproduction-paper
@@ -32,9 +33,10 @@ import pandas as pd
 from baselines.registry import METHODS as REGISTRY
 
 from qs3study.files import read_columns, refuse_foreign_files, write_with_record
+from qs3study.provenance import run_manifest
 from qs3study.stages.tables import comparison_auc, one_draw, read_results
 
-__all__ = ["OURS", "EXACT_REFERENCE", "BASELINES", "PARTS", "PROTOCOLS", "trial_decomposition",
+__all__ = ["OURS", "EXACT_REFERENCE", "BASELINES", "PARTS", "PROTOCOLS", "unpaired_datasets", "trial_decomposition",
            "summarise", "decomposition_markdown", "main"]
 
 OURS = "qs3orao"
@@ -44,12 +46,60 @@ BASELINES = tuple(m.name for m in REGISTRY.values() if m.role == "paper" and m.n
 PARTS = ("optimisation", "grid", "objective")
 PROTOCOLS = ("paper", "best")
 #: The columns of a results table the decomposition reads.
-READ_COLUMNS = ("dataset", "method", "trial", "comparison", "status", "auc")
+READ_COLUMNS = ("dataset", "method", "trial", "comparison", "status", "auc", "n_labeled", "n_unlabeled")
 #: The decomposition's record in its output folder: the files it wrote there (it overwrites no other).
 RECORD = "decomposition.json"
 
 
-def trial_decomposition(paper, best, protocol):
+def _sizes(sizes):
+    return ", ".join(f"{labeled:,.0f} labeled and {unlabeled:,.0f} unlabeled rows"
+                     for labeled, unlabeled in sorted(sizes)) or "none"
+
+
+def unpaired_datasets(paper, best, manifests=(None, None)):
+    """The datasets whose trials cannot be paired across the two runs, with why.
+
+    A trial pairs only on the same data and split: the same (labeled, unlabeled) sizes over all
+    rows of the dataset in both tables (a split that keeps groups apart changes the unlabeled
+    pool, the largest size) and, where both runs' manifests are given, the same prepared labels
+    and features. The features may differ only where the two configurations scale them
+    differently (``feature_scaling``), the one preparation difference the best-effort protocol
+    declares. The tables and manifests do not record the splits themselves, so a split changed
+    at unchanged sizes goes unseen.
+
+    Parameters
+    ----------
+    paper, best : pandas.DataFrame
+        The tidy results tables of the two protocols, every row with ``n_labeled, n_unlabeled``.
+    manifests : tuple of (dict or None)
+        The two runs' manifests (:func:`qs3study.provenance.run_manifest`), paper first.
+
+    Returns
+    -------
+    dict
+        ``dataset -> reason``, sorted by dataset.
+    """
+    sizes = [{dataset: set(zip(rows["n_labeled"], rows["n_unlabeled"]))
+              for dataset, rows in table.dropna(subset=["n_labeled", "n_unlabeled"]).groupby("dataset")}
+             for table in (paper, best)]
+    reasons = {dataset: f"the runs' sizes differ, so their splits do: {_sizes(sizes[0][dataset] - sizes[1][dataset])} "
+                        f"in the paper protocol's only, {_sizes(sizes[1][dataset] - sizes[0][dataset])} in the "
+                        "best-effort one's only"
+               for dataset in sizes[0].keys() & sizes[1].keys() if sizes[0][dataset] != sizes[1][dataset]}
+    if all(manifests):
+        data = [manifest.get("data", {}) for manifest in manifests]
+        for dataset in data[0].keys() & data[1].keys():
+            scaling = {manifest["config"].get("datasets", {}).get(dataset, {}).get("feature_scaling")
+                       for manifest in manifests}
+            if data[0][dataset].get("y_sha256") != data[1][dataset].get("y_sha256"):
+                reasons.setdefault(dataset, "prepared labels differ (y.npy checksums in the manifests)")
+            elif data[0][dataset].get("X_sha256") != data[1][dataset].get("X_sha256") and len(scaling) == 1:
+                reasons.setdefault(dataset, "prepared features differ (X.npy checksums in the manifests) under "
+                                            "the same feature_scaling")
+    return dict(sorted(reasons.items()))
+
+
+def trial_decomposition(paper, best, protocol, leave_out=()):
     """The decomposition per (dataset, trial) for ``protocol`` (``"paper"`` or ``"best"``).
 
     Parameters
@@ -57,6 +107,8 @@ def trial_decomposition(paper, best, protocol):
     paper, best : pandas.DataFrame
         The tidy results tables of the two protocols.
     protocol : {"paper", "best"}
+    leave_out : collection of str
+        Datasets not to pair (:func:`unpaired_datasets`).
 
     Returns
     -------
@@ -74,7 +126,7 @@ def trial_decomposition(paper, best, protocol):
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     if paper.equals(best):
         raise ValueError("the paper and best-effort tables are the same table: give each protocol's results.csv")
-    own, other = comparison_auc(paper), comparison_auc(best)
+    own, other = (comparison_auc(table[~table["dataset"].isin(leave_out)]) for table in (paper, best))
     if protocol == "best":
         own, other = other, own
     f_best = (other if protocol == "paper" else own).get(EXACT_REFERENCE)
@@ -116,8 +168,19 @@ def summarise(trials):
     return out.reset_index()
 
 
-def decomposition_markdown(summary, protocol):
-    """The per-dataset table as markdown (mean ± SD over paired trials)."""
+def decomposition_markdown(summary, protocol, left_out=None, unchecked=()):
+    """The per-dataset table as markdown (mean ± SD over paired trials), then what was left out or not checked.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`summarise`.
+    protocol : {"paper", "best"}
+    left_out : dict, optional
+        ``dataset -> reason`` (:func:`unpaired_datasets`).
+    unchecked : sequence of str
+        The results tables without a manifest beside them, whose prepared data could not be compared.
+    """
     lines = ["| dataset | best exact baseline | trials | total gap | optimisation (f* − QS3ORAO) | "
              "grid (best-effort f* − paper f*) | objective (rest) |", "|---|---|---|---|---|---|---|"]
     for r in summary.itertuples():
@@ -130,6 +193,11 @@ def decomposition_markdown(summary, protocol):
                   "behind. The grid part is all the best-effort protocol changes for f*: its grids and, on a "
                   "dataset whose features it scales differently (feature_scaling), that scaling too. In the "
                   "best-effort protocol the grid part is 0 by construction."]
+    if left_out:
+        lines += ["", "Left out, not the same data or split in both runs:", "",
+                  *(f"- {dataset}: {reason}." for dataset, reason in left_out.items())]
+    if unchecked:
+        lines += ["", f"Prepared data not compared: no manifest beside {', '.join(unchecked)}."]
     return "\n".join(lines) + "\n"
 
 
@@ -147,18 +215,23 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         tables = [one_draw(read_columns(path, READ_COLUMNS, reader=read_results)) for path in (args.paper, args.best)]
-        trials = trial_decomposition(*tables, args.protocol)
+        manifests = (run_manifest(args.paper), run_manifest(args.best))
+        unchecked = [str(path) for path, manifest in zip((args.paper, args.best), manifests) if manifest is None]
+        # the best-effort decomposition reads the best-effort table alone (its grid part is 0)
+        left_out = unpaired_datasets(*tables, manifests) if args.protocol == "paper" else {}
+        trials = trial_decomposition(*tables, args.protocol, leave_out=left_out)
         summary = summarise(trials)
+        markdown = decomposition_markdown(summary, args.protocol, left_out, unchecked)
         contents = {"decomposition_trials.csv": trials.to_csv(index=False).encode(),
                     "decomposition.csv": summary.to_csv(index=False).encode(),
-                    "decomposition.md": decomposition_markdown(summary, args.protocol).encode()}
+                    "decomposition.md": markdown.encode()}
         refuse_foreign_files(args.out, [*contents, RECORD], RECORD, contents)
     except (ValueError, OSError) as error:
         print(f"decomposition: {error}", file=sys.stderr)
         return 1
     write_with_record(args.out, contents, RECORD, {"protocol": args.protocol,
-                                                   "inputs": [str(args.paper), str(args.best)]})
-    print(decomposition_markdown(summary, args.protocol))
+                                                   "inputs": [str(args.paper), str(args.best)], "left_out": left_out})
+    print(markdown)
     return 0
 
 
