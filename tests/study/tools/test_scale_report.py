@@ -1,5 +1,7 @@
 """The scale report command: its three files from a results table, and never another's file."""
 
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -91,3 +93,17 @@ def test_the_summary_names_the_machine_sessions_and_their_speeds(tmp_path, capsy
     assert main([path, "--out", str(tmp_path / "new"), "--machine-mb", "24576"]) == 0
     summary = (tmp_path / "new" / "scale_summary.md").read_text()
     assert summary.endswith("| boot-b | 12 | 0.0500 | 1.00 |\n| boot-a | 12 | 0.0800 | 1.60 |\n")
+
+
+def test_the_summary_lists_the_measurements_set_aside_beside_the_table(tmp_path, capsys):
+    path = _results(tmp_path / "results.csv")
+    assert main([path, "--out", str(tmp_path / "plain"), "--machine-mb", "24576"]) == 0
+    assert "superseded/` folder.\n\nNone.\n" in (tmp_path / "plain" / "scale_summary.md").read_text()
+    record = tmp_path / "superseded" / "contended" / "d" / "m-samult" / "n5000" / "part0"
+    record.mkdir(parents=True)
+    (record / "trial1.json").write_text(json.dumps({"dataset": "d", "method": "m-samult", "n_unlabeled": 5000,
+                                                    "trial": 1, "fit_time": 30.0, "trial_wall_s": 30.2,
+                                                    "job_cpu_s": 10.0, "status": "ok"}))
+    assert main([path, "--out", str(tmp_path / "out"), "--machine-mb", "24576"]) == 0
+    assert "| contended/d/m-samult/n5000/part0 | 1 | 30.0 | 30.2 | 10.0 |" in (
+        tmp_path / "out" / "scale_summary.md").read_text()

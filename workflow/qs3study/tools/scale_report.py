@@ -8,8 +8,10 @@ Reads a run's results table (the scale study's ``results.csv``) and writes into 
 * ``scale_summary.md``: time and AUC by size, the crossover size per (dataset, exact baseline)
   with its bracket and bootstrap interval (:func:`qs3study.claims.crossover.crossover_size`), the
   exact baselines' measured refusals (:func:`qs3study.claims.crossover.measured_refusals`), and the
-  trials timed beside another load (:func:`qs3study.perf.contention.contended_trials`) and the
-  machine sessions they were timed in (:func:`qs3study.perf.sessions.machine_sessions`).
+  trials timed beside another load (:func:`qs3study.perf.contention.contended_trials`), the first
+  measurements of the jobs rerun for that, kept in ``superseded/`` beside RESULTS
+  (:func:`qs3study.tools.set_aside_contended.set_aside_trials`), and the machine sessions the
+  trials were timed in (:func:`qs3study.perf.sessions.machine_sessions`).
 
     python -m qs3study.tools.scale_report figures/scale-paper/results.csv --out figures/scale-paper
 """
@@ -31,6 +33,7 @@ from qs3study.perf.contention import CONTENDED_MIN_S, CONTENDED_RATIO, contended
 from qs3study.perf.sessions import machine_sessions
 from qs3study.perf.time_at_accuracy import TARGET_TOLERANCE, plot_time_at_accuracy, time_at_accuracy
 from qs3study.stages.tables import one_draw, read_results
+from qs3study.tools.set_aside_contended import set_aside_trials
 
 __all__ = ["OUTPUTS", "RECORD", "scale_summary_markdown", "main"]
 
@@ -72,7 +75,7 @@ def _time_auc_tables(frame):
 
 
 def scale_summary_markdown(frame, crossovers, refusals, contended, sessions, *, tolerance, machine_mb, min_trials,
-                           resamples, seed):
+                           resamples, seed, set_aside=None):
     """The report's Markdown: time and AUC by size, crossover sizes, measured refusals.
 
     Parameters
@@ -90,6 +93,8 @@ def scale_summary_markdown(frame, crossovers, refusals, contended, sessions, *, 
     tolerance, machine_mb : float
     min_trials, resamples, seed : int
         The settings the crossovers were computed with (named in the text).
+    set_aside : pandas.DataFrame, optional
+        :func:`qs3study.tools.set_aside_contended.set_aside_trials` of the run's ``superseded/`` folder.
     """
     lines = ["# Scale study: time, AUC, crossovers and refusals", "",
              "## Time and AUC by size", "",
@@ -132,6 +137,16 @@ def scale_summary_markdown(frame, crossovers, refusals, contended, sessions, *, 
         lines += [f"| {r.dataset} | {r.method} | {_rows(r.n_unlabeled)} | {r.trial} | {r.fit_time:,.1f} | "
                   f"{r.trial_wall_s:,.1f} | {r.job_cpu_s:,.1f} | {r.wall_over_cpu:.2f} |"
                   for r in contended.itertuples()]
+    lines += ["", "## Measurements set aside", "",
+              "Trials whose job was run again because another load shared its core "
+              "(`qs3study.tools.set_aside_contended`); the tables above use the rerun, and these first "
+              "measurements are kept in the run's `superseded/` folder.", ""]
+    if set_aside is None or set_aside.empty:
+        lines.append("None.")
+    else:
+        lines += ["| record | trial | fit time (s) | trial wall (s) | trial CPU (s) |", "|---|---|---|---|---|"]
+        lines += [f"| {r.record} | {r.trial} | {r.fit_time:,.1f} | {r.trial_wall_s:,.1f} | {r.job_cpu_s:,.1f} |"
+                  for r in set_aside.itertuples()]
     lines += ["", "## Machine sessions", "",
               "The sessions (boots) the trials were timed in, with the median time of a fixed reference "
               "computation at their jobs' start: fit times from sessions of different speed are not comparable "
@@ -174,7 +189,8 @@ def main(argv=None):
                                          contended_trials(table), machine_sessions(table),
                                          tolerance=TARGET_TOLERANCE, machine_mb=machine_mb,
                                          min_trials=args.min_trials, resamples=BOOTSTRAP_RESAMPLES,
-                                         seed=BOOTSTRAP_SEED)
+                                         seed=BOOTSTRAP_SEED,
+                                         set_aside=set_aside_trials(args.results.parent / "superseded"))
         contents = {"time_at_accuracy.csv": frame.to_csv(index=False).encode(), "scale_summary.md": summary.encode()}
         refuse_foreign_files(args.out, [*OUTPUTS, RECORD], RECORD, contents)
     except (ValueError, OSError) as error:

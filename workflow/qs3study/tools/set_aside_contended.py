@@ -26,7 +26,8 @@ import pandas as pd
 
 from qs3study.perf.contention import contended
 
-__all__ = ["RUNS", "SUPERSEDED", "contended_jobs", "set_aside", "set_aside_jobs", "superseded_folders", "main"]
+__all__ = ["RUNS", "SUPERSEDED", "contended_jobs", "set_aside", "set_aside_jobs", "set_aside_trials", "superseded_folders",
+           "main"]
 
 #: Training jobs' output folders, one per job, relative to the run's folder.
 RUNS = Path("results/runs")
@@ -95,6 +96,27 @@ def set_aside_jobs(root):
     """
     return sorted({path.parent.relative_to(root / folder) for folder in superseded_folders(root)
                    for path in (root / folder).glob("**/trial*.json")})
+
+
+def set_aside_trials(folder):
+    """The trial records kept under a folder of set-aside measurements, one row per trial.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        A run's ``results/superseded/`` or its committed copy ``figures/<name>/superseded/``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``record`` (the trial's folder relative to ``folder``), ``dataset, method, n_unlabeled, tuning_draw,
+        trial, fit_time, trial_wall_s, job_cpu_s``, sorted; empty when the folder holds none.
+    """
+    columns = ["dataset", "method", "n_unlabeled", "tuning_draw", "trial", "fit_time", "trial_wall_s", "job_cpu_s"]
+    rows = [{"record": str(path.parent.relative_to(folder)), **{key: json.loads(path.read_text()).get(key)
+                                                                 for key in columns}}
+            for path in sorted(Path(folder).glob("**/trial*.json"))]
+    return pd.DataFrame(rows, columns=["record", *columns])
 
 
 def set_aside(root, jobs):
