@@ -78,6 +78,7 @@ FOR_REAL = ("snakemake --report report.html", "snakemake --unlock", MAIN)
 NOT_HERE = (".venv/bin/python -m pytest",)
 PYTHON_COMMANDS = (
     "python -m qs3study.claims --out DIR",
+    "python -m qs3study.perf.contention figures/<name>/results.csv",
     "python -m qs3study.perf.grid_pass_check",
     "python -m qs3study.tools.decomposition",
     "python -m qs3study.tools.decomposition PAPER_RESULTS BEST_RESULTS --protocol paper --out figures/reproduction-paper",
@@ -89,6 +90,7 @@ PYTHON_COMMANDS = (
     "python -m qs3study.tools.run_archive restore run.tar.gz --configfile <the same files>",
     "python -m qs3study.tools.scale_report",
     "python -m qs3study.tools.scale_report figures/scale-paper/results.csv --out figures/scale-paper",
+    "python -m qs3study.tools.set_aside_contended",
     "python -m qs3study.tools.tuning_check",
     "python timing/fit_overhead_benchmark.py BASELINE_TREE",
     "python timing/reproduction_cost_estimate.py --pilot figures/pilot-paper-uci_bike",

@@ -114,7 +114,8 @@ def test_one_draw_takes_a_draws_rows_where_it_was_trained_and_draw_zero_elsewher
 
 
 def test_a_table_written_before_the_draws_reads_as_draw_zero(tmp_path):
-    committed = pd.read_csv(Path(__file__).resolve().parents[3] / "figures" / "reproduction-paper" / "results.csv",
+    # the first reproduction's table: a committed run kept as it was, written before the draws
+    committed = pd.read_csv(Path(__file__).resolve().parents[3] / "figures" / "reproduction" / "results.csv",
                             nrows=5)
     assert "tuning_draw" not in committed
     committed.to_csv(tmp_path / "results.csv", index=False)
