@@ -113,9 +113,8 @@ def set_aside_trials(folder):
         trial, fit_time, trial_wall_s, job_cpu_s``, sorted; empty when the folder holds none.
     """
     columns = ["dataset", "method", "n_unlabeled", "tuning_draw", "trial", "fit_time", "trial_wall_s", "job_cpu_s"]
-    rows = [{"record": str(path.parent.relative_to(folder)), **{key: json.loads(path.read_text()).get(key)
-                                                                 for key in columns}}
-            for path in sorted(Path(folder).glob("**/trial*.json"))]
+    paths = sorted(Path(folder).glob("**/trial*.json"))
+    rows = [{**json.loads(path.read_text()), "record": str(path.parent.relative_to(folder))} for path in paths]
     return pd.DataFrame(rows, columns=["record", *columns])
 
 
