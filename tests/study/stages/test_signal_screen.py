@@ -11,8 +11,8 @@ from baselines.model_selection import cross_validate_params
 from baselines.registry import TuningGrid
 from qs3study.datasets import DATASETS, load_ordinal, semisupervised_split
 from qs3study.claims.empirical import counted_datasets, empirical_claims
-from qs3study.stages.data import screen_job
-from qs3study.stages.data_checks import data_checks, permutation_screen_table
+from qs3study.stages.data import data_checks_job, screen_job
+from qs3study.stages.data_checks import data_checks, permutation_screen_table, signal_check
 from qs3study.stages.tuning_records import edge_markdown, edge_table, signal_screen
 
 LEVEL = 0.55
@@ -82,8 +82,10 @@ def _checks():
     X = rng.random((400, 4))
     signal = np.digitize(np.sin(4 * X[:, 0]) + X[:, 1], np.quantile(np.sin(4 * X[:, 0]) + X[:, 1], [0.25, 0.5, 0.75]))
     spec = replace(DATASETS["uci_parkinsons"], group_column=None, drop_features=())
-    table = pd.concat([data_checks(name, spec, X, y, None, CHECKS, n_labeled=150, base_seed=0)
-                       for name, y in (("noise", rng.integers(0, 4, 400)), ("signal", signal))], ignore_index=True)
+    table = pd.concat([part for name, y in (("noise", rng.integers(0, 4, 400)), ("signal", signal))
+                       for part in (data_checks(name, spec, X, y, None, CHECKS, n_labeled=150, base_seed=0),
+                                    signal_check(name, spec, X, y, CHECKS, n_labeled=150, base_seed=0))],
+                      ignore_index=True)
     tripped = table[table["check"] == "signal_null"].set_index("dataset")["tripped"]
     assert tripped["noise"] and not tripped["signal"]
     return table
@@ -137,7 +139,7 @@ def test_with_both_screens_declared_a_dataset_counts_only_when_it_passes_both(tm
 def test_a_dataset_without_its_screen_never_counts_silently():
     checks = _checks()
     without = checks[~((checks["dataset"] == "signal") & (checks["check"] == "signal_null"))]
-    with pytest.raises(ValueError, match="signal has 0: rerun its prepare job"):
+    with pytest.raises(ValueError, match="signal has 0: rerun its signal_screen job"):
         permutation_screen_table(without, ["noise", "signal"], 0.05)
     with pytest.raises(ValueError, match="noise has 2"):
         permutation_screen_table(pd.concat([checks, checks[checks["dataset"] == "noise"]]), ["noise", "signal"], 0.05)
@@ -181,3 +183,19 @@ def test_edge_table_counts_settled_hits_apart_from_limits_and_natural_bounds():
     assert table[["n_edge_hits", "n_natural_bound", "n_settled"]].values.tolist() == [[3, 1, 1]]
     markdown = edge_markdown(table)
     assert "| a | 1 + 1 + 1 (3) |" in markdown and "s settled" in markdown
+
+
+def test_the_data_checks_table_puts_each_datasets_signal_row_after_its_checks(tmp_path, job):
+    checks = _checks()
+    assert list(data_checks("noise", replace(DATASETS["uci_parkinsons"], group_column=None, drop_features=()),
+                            np.random.default_rng(0).random((400, 4)), np.arange(400) % 4, None, CHECKS,
+                            n_labeled=150, base_seed=0)["check"]) == ["rank_leak", "group_lookup", "nearest_neighbour"]
+    inputs = {"checks": [], "signal": []}
+    for name in ("noise", "signal"):
+        rows = checks[checks["dataset"] == name]
+        for part, selected in (("checks", rows["check"] != "signal_null"), ("signal", rows["check"] == "signal_null")):
+            inputs[part].append(str(tmp_path / f"{name}-{part}.csv"))
+            rows[selected].to_csv(inputs[part][-1], index=False)
+    data_checks_job(job(tmp_path, "data_checks", input=inputs, output=[str(tmp_path / "data_checks.csv")]))
+    table = pd.read_csv(tmp_path / "data_checks.csv")
+    assert list(zip(table["dataset"], table["check"])) == list(zip(checks["dataset"], checks["check"]))

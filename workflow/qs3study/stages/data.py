@@ -11,8 +11,8 @@ from qs3study.configuration import check_rows
 from qs3study.files import atomic_path, save_array, write_json
 from qs3study.runtime import setup_logging
 
-__all__ = ["LOADER_OPTIONS", "dataset_spec", "download_job", "prepare_job", "screen_dataset", "screen_job",
-           "data_checks_job"]
+__all__ = ["LOADER_OPTIONS", "dataset_spec", "download_job", "prepare_job", "signal_screen_job", "screen_dataset",
+           "screen_job", "data_checks_job"]
 
 LOADER_OPTIONS = ("n_samples", "n_bins", "dedupe", "n_svd_components", "feature_scaling")
 """Keys of ``datasets.<name>`` that are options of :func:`qs3study.datasets.load_ordinal`."""
@@ -110,6 +110,27 @@ def prepare_job(smk):
     })
 
 
+def signal_screen_job(smk):
+    """Snakemake job of rule ``signal_screen``: the ``signal_null`` check of one prepared dataset, as a CSV.
+
+    Parameters
+    ----------
+    smk : snakemake.script.Snakemake
+        The job object injected by Snakemake.
+    """
+    from qs3study.stages.data_checks import signal_check
+
+    log = setup_logging(smk.log[0])
+    name = smk.wildcards.dataset
+    spec = dataset_spec(name, smk.params.options, smk.params.sha256)
+    row = signal_check(name, spec, np.load(smk.input.X, mmap_mode="r"), np.load(smk.input.y), smk.params.settings,
+                       n_labeled=smk.params.n_labeled, base_seed=smk.params.seed).iloc[0]
+    (log.warning if row.tripped else log.info)("%s: signal_null %s (null level %s): %s; %s", name, row.value,
+                                               row.level, row.action, row.detail)
+    with atomic_path(smk.output[0]) as tmp:
+        row.to_frame().T.to_csv(tmp, index=False)
+
+
 def screen_dataset(name, options, expected, *, cache_dir, mirror, seed):
     """Load dataset ``name`` as a run would and say whether loading refuses it, with the loader's reason.
 
@@ -175,12 +196,18 @@ def screen_job(smk):
 def data_checks_job(smk):
     """Snakemake job of rule ``data_checks``: every selected dataset's ``checks.csv`` as one table.
 
+    Each dataset's ``signal_null`` row (``input.signal``, one file per dataset in the order
+    of ``input.checks``, or none when the permutation screen is not declared) follows its checks.
+
     Parameters
     ----------
     smk : snakemake.script.Snakemake
         The job object injected by Snakemake.
     """
     setup_logging(smk.log[0])
-    table = pd.concat([pd.read_csv(path) for path in smk.input.checks], ignore_index=True)
+    paths = list(smk.input.checks)
+    if smk.input.signal:
+        paths = [path for pair in zip(paths, smk.input.signal, strict=True) for path in pair]
+    table = pd.concat([pd.read_csv(path) for path in paths], ignore_index=True)
     with atomic_path(smk.output[0]) as tmp:
         table.to_csv(tmp, index=False)

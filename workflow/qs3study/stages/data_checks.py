@@ -8,9 +8,10 @@ group check still reads the plain split, where the lookup works, and its action 
 how many unlabeled rows of the group split share a group with a labeled row, 0).
 An unanswered trip refuses the dataset (``on_trip: refuse``) or is logged (``warn``).
 
-The ``signal_null`` check is the claims' permutation screen: :func:`permutation_screen_table`
-turns its rows into the rows of ``screened_datasets.csv``, and a dataset it marks ``no_signal``
-is left out of the empirical claims.
+The ``signal_null`` check is the claims' permutation screen (:func:`signal_check`), a job of
+its own after the prepare job, so that a change to the screen leaves the prepared data and the
+training behind them as they are. :func:`permutation_screen_table` turns its rows into the rows of
+``screened_datasets.csv``, and a dataset it marks ``no_signal`` is left out of the empirical claims.
 """
 
 import numpy as np
@@ -21,9 +22,12 @@ from qs3study.datasets.checks import group_lookup, nearest_neighbour_auc, rank_l
 from qs3study.design import trial_seed
 from qs3study.stages.signal_null import permutation_screen
 
-__all__ = ["CHECK_COLUMNS", "DataCheckError", "data_checks", "refusal", "permutation_screen_table"]
+__all__ = ["CHECK_COLUMNS", "SIGNAL_SETTINGS", "DataCheckError", "data_checks", "signal_check", "refusal",
+           "permutation_screen_table"]
 
 CHECK_COLUMNS = ["dataset", "check", "value", "level", "tripped", "action", "detail"]
+#: The keys of ``data_checks:`` that the signal screen reads; the prepare job's checks read the others.
+SIGNAL_SETTINGS = ("signal_permutations", "signal_alpha", "signal_widths", "signal_lams")
 
 
 class DataCheckError(DatasetError):
@@ -47,7 +51,7 @@ def data_checks(name, spec, X, y, raw, settings, *, n_labeled, base_seed):
         ``(features, target)`` as read (after the registry's dropped columns), for numeric
         data; None for reviews, whose rank check does not apply.
     settings : dict
-        ``data_checks:`` of the configuration.
+        ``data_checks:`` of the configuration, without :data:`SIGNAL_SETTINGS`.
     n_labeled : int
     base_seed : int
         The protocol's seed: the checks read trial 0's split.
@@ -107,15 +111,51 @@ def data_checks(name, spec, X, y, raw, settings, *, n_labeled, base_seed):
                      tripped=False, action="reference",
                      detail=f"1-NN from {labeled_rows.size} labeled to {unlabeled_rows.size} unlabeled rows"))
 
-    if settings["signal_permutations"] > 0:
-        test = permutation_screen(Xs[labeled], ys[labeled], n_permutations=settings["signal_permutations"],
-                                  alpha=settings["signal_alpha"], seed=trial_seed(name, 0, base_seed),
-                                  widths=settings["signal_widths"], lams=settings["signal_lams"])
-        rows.append(dict(check="signal_null", value=test["observed"], level=test["null_level"],
-                         tripped=not test["signal"], action="screened out of the claims" if not test["signal"]
-                         else "none", detail=f"p = {test['p_value']:.4f} over {settings['signal_permutations']} "
-                                             f"permutations at alpha {settings['signal_alpha']:g}"))
     return pd.DataFrame([{"dataset": name, **row} for row in rows], columns=CHECK_COLUMNS)
+
+
+def signal_check(name, spec, X, y, settings, *, n_labeled, base_seed):
+    """The ``signal_null`` row of one prepared dataset: the permutation screen on trial 0's labeled rows.
+
+    A dataset with a ``group_column`` is screened by group, as it is split and tuned
+    (``groups`` of :func:`qs3study.stages.signal_null.permutation_screen`), and the
+    column is no feature.
+
+    Parameters
+    ----------
+    name : str
+    spec : qs3study.datasets.DatasetSpec
+    X, y : ndarray
+        The prepared arrays (a memory map is read at the labeled rows only).
+    settings : dict
+        :data:`SIGNAL_SETTINGS` of ``data_checks:``; ``signal_permutations`` is positive.
+    n_labeled : int
+    base_seed : int
+        The protocol's seed: trial 0's split, and the folds and permutations.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`CHECK_COLUMNS`, one row.
+    """
+    seed = trial_seed(name, 0, base_seed)
+    groups = None if spec.group_column is None else np.asarray(X[:, spec.group_column])
+    split = semisupervised_split(y, n_labeled=n_labeled, seed=seed, groups=groups)
+    rows = split.train_idx[split.labeled_mask]
+    features = np.asarray(X[rows])
+    if groups is not None:
+        features = np.delete(features, spec.group_column, axis=1)
+    test = permutation_screen(features, np.asarray(y[rows]), n_permutations=settings["signal_permutations"],
+                              alpha=settings["signal_alpha"], seed=seed, widths=settings["signal_widths"],
+                              lams=settings["signal_lams"], groups=None if groups is None else groups[rows])
+    by_group = "" if groups is None else (
+        f"; folds of groups and permutations of whole groups' labels (group_column {spec.group_column}, "
+        f"{np.unique(groups[rows]).size} groups)")
+    return pd.DataFrame([{
+        "dataset": name, "check": "signal_null", "value": test["observed"], "level": test["null_level"],
+        "tripped": not test["signal"], "action": "screened out of the claims" if not test["signal"] else "none",
+        "detail": f"p = {test['p_value']:.4f} over {settings['signal_permutations']} permutations at alpha "
+                  f"{settings['signal_alpha']:g}{by_group}"}], columns=CHECK_COLUMNS)
 
 
 def _unanswered(settings):
@@ -166,7 +206,7 @@ def permutation_screen_table(checks, datasets, alpha):
         raise ValueError("data_checks.csv needs exactly one signal_null row per selected dataset for the "
                          "permutation screen (data_checks.signal_permutations > 0); "
                          + ", ".join(f"{name} has {counts.get(name, 0)}" for name in missing)
-                         + ": rerun its prepare job with the permutation screen declared")
+                         + ": rerun its signal_screen job with the permutation screen declared")
     table = []
     for row in rows.set_index("dataset").loc[list(datasets)].itertuples():
         tripped = str(row.tripped) == "True"
