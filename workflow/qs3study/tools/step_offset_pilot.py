@@ -1,0 +1,247 @@
+"""A pilot of QS3ORAO's step offset: committed comparison fits refitted with only ``step_offset`` changed.
+
+The design (a YAML file, fixed before the run; ``workflow/config/step-offset-pilot.yaml``) names a
+committed run's ``results.csv``, the QS3ORAO columns, the tuning draw, the trials and the candidate
+parameters. Every selected fit is refitted on the same rows, seed and tuned values
+(:func:`qs3study.stages.training.fit_and_score`, the pipeline's own trial) with the candidate's
+parameters, and the trials of ``reproduce_trials`` once more unchanged, as a check of the harness:
+they must give the committed iteration count, convergence flag and AUC. Each fit is written to
+``--work`` as it finishes (an interrupted pilot goes on where it stopped); then ``--out`` gets
+``fits.csv`` (one row per refit beside its committed values), ``summary.csv`` and ``summary.md``
+(converged fits per column with a Clopper-Pearson interval, the verdict against the design's bar,
+the AUC change) and the record ``pilot_record.json``.
+
+    python -m qs3study.tools.step_offset_pilot workflow/config/step-offset-pilot.yaml \\
+        --data results/data --out figures/step-offset-pilot --jobs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+import yaml
+from scipy.stats import beta
+
+from qs3study.datasets.registry import get_spec
+from qs3study.files import read_json, refuse_foreign_files, write_json, write_with_record
+from qs3study.runtime import limit_threads
+from qs3study.stages.tables import read_results
+from qs3study.stages.training import fit_and_score
+
+__all__ = ["RECORD", "CANDIDATE", "COMMITTED", "pilot_tasks", "refit", "summarise", "summary_markdown", "main"]
+
+RECORD = "pilot_record.json"
+OUTPUTS = ("fits.csv", "summary.csv", "summary.md")
+CANDIDATE, COMMITTED = "candidate", "committed"
+_DESIGN_KEYS = {"name", "results", "methods", "tuning_draw", "trials", "candidate", "reproduce_trials", "n_labeled",
+                "bar", "auc_tolerance", "confidence"}
+_AUC_DIGITS = 1e-9
+
+
+def read_design(path):
+    """The pilot's design, every key present and no other.
+
+    Raises
+    ------
+    ValueError
+        Naming the missing or unknown keys.
+    """
+    design = yaml.safe_load(Path(path).read_text())
+    missing, unknown = _DESIGN_KEYS - set(design), set(design) - _DESIGN_KEYS
+    if missing or unknown:
+        raise ValueError(f"{path}: missing keys {sorted(missing)}, unknown keys {sorted(unknown)}")
+    return design
+
+
+def pilot_tasks(results, design):
+    """The refits the design asks for: ``(variant, committed row)`` pairs, candidate refits first.
+
+    Parameters
+    ----------
+    results : DataFrame
+        The committed run's results table.
+    design : dict
+        From :func:`read_design`.
+
+    Raises
+    ------
+    ValueError
+        When a selected (dataset, method, trial) has no committed fit.
+    """
+    chosen = results[results["method"].isin(design["methods"]) & results["comparison"].astype(bool)
+                     & (results["tuning_draw"] == design["tuning_draw"]) & (results["status"] == "ok")]
+    tasks = []
+    for variant, trials in ((CANDIDATE, design["trials"]), (COMMITTED, design["reproduce_trials"])):
+        rows = chosen[chosen["trial"].isin(trials)].sort_values(["dataset", "method", "trial"])
+        expected = rows["dataset"].nunique() * len(design["methods"]) * len(trials)
+        if len(rows) != expected:
+            raise ValueError(f"{len(rows)} committed fits for the {variant} refits, {expected} expected "
+                             f"(every dataset x {design['methods']} x trials {trials})")
+        tasks += [(variant, row) for row in rows.to_dict("records")]
+    return tasks
+
+
+def _task_name(variant, row):
+    return f"{row['dataset']}.{row['method']}.t{row['trial']}.{variant}"
+
+
+def refit(variant, row, design, data):
+    """Refit one committed fit (the candidate's parameters, or unchanged) and return its result record.
+
+    A fit that raises (a diverging one, for example) is recorded ``failed`` with the error.
+    """
+    params = json.loads(row["params"])
+    if variant == CANDIDATE:
+        params.update(design["candidate"])
+    spec = {"method": row["base_method"], "params": params, "memory_budget_mb": row["memory_budget_mb"]}
+    record = {"seed": int(row["seed"]), "size": str(row["size"]), "warnings": [], "params": params}
+    folder = Path(data, row["dataset"])
+    log = logging.getLogger(f"step_offset_pilot.{_task_name(variant, row)}")
+    with limit_threads(1):
+        try:
+            fit_and_score(folder / "X.npy", folder / "y.npy", spec, {}, record, log, n_labeled=design["n_labeled"],
+                          kernel_width=row["kernel_width"], group_column=get_spec(row["dataset"]).group_column)
+        except Exception as error:  # noqa: BLE001 - a failed refit is a result of the pilot
+            record.update(status="failed", reason=" ".join(f"{type(error).__name__}: {error}".split()))
+    return {"dataset": row["dataset"], "method": row["method"], "trial": int(row["trial"]), "variant": variant,
+            "step_offset": str(params.get("step_offset")), "status": record["status"],
+            "reason": record.get("reason", ""), "n_iter_fitted": record.get("n_iter_fitted"),
+            "converged": record.get("converged"), "auc": record.get("auc"), "fit_time": record.get("fit_time"),
+            "committed_n_iter": row["n_iter_fitted"], "committed_converged": bool(row["converged"]),
+            "committed_auc": row["auc"], "warnings": " | ".join(record["warnings"])}
+
+
+def _run_task(args):
+    variant, row, design, data, path = args
+    write_json(path, refit(variant, row, design, data))
+    return path
+
+
+def run_pilot(tasks, design, data, work, jobs):
+    """Every task's record, refitting those not yet in ``work`` on ``jobs`` processes (progress on stderr)."""
+    work = Path(work)
+    paths = [work / f"{_task_name(variant, row)}.json" for variant, row in tasks]
+    todo = [(variant, row, design, data, path) for (variant, row), path in zip(tasks, paths) if not path.exists()]
+    print(f"{len(tasks) - len(todo)} of {len(tasks)} refits already in {work}; {len(todo)} to run", file=sys.stderr)
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for done, path in enumerate(pool.map(_run_task, todo), 1):
+            print(f"[{done}/{len(todo)}] {path.stem}", file=sys.stderr, flush=True)
+    return pd.DataFrame([read_json(path) for path in paths])
+
+
+def _clopper_pearson(k, n, confidence):
+    tail = (1 - confidence) / 2
+    low = 0.0 if k == 0 else float(beta.ppf(tail, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(1 - tail, k + 1, n - k))
+    return low, high
+
+
+def reproduction_failures(fits):
+    """The unchanged refits that do not give their committed iterations, flag and AUC (to 1e-9)."""
+    check = fits[fits["variant"] == COMMITTED]
+    same = ((check["status"] == "ok") & (check["n_iter_fitted"] == check["committed_n_iter"])
+            & (check["converged"].astype(bool) == check["committed_converged"])
+            & ((check["auc"] - check["committed_auc"]).abs() <= _AUC_DIGITS))
+    return check[~same]
+
+
+def summarise(fits, design):
+    """Per column: the candidate's converged fits with their interval and verdict, the committed ones, the AUC change.
+
+    Verdicts: ``reaches the bar`` (share >= bar), ``below the bar`` (the interval's upper end < bar),
+    else ``inconclusive``; all ``not reproduced`` when the harness check failed.
+    """
+    reproduced = reproduction_failures(fits).empty
+    rows = []
+    for method, group in fits[fits["variant"] == CANDIDATE].groupby("method", sort=True):
+        n = len(group)
+        converged = int((group["status"].eq("ok") & group["converged"].eq(True)).sum())
+        low, high = _clopper_pearson(converged, n, design["confidence"])
+        if not reproduced:
+            verdict = "not reproduced"
+        elif converged / n >= design["bar"]:
+            verdict = "reaches the bar"
+        elif high < design["bar"]:
+            verdict = "below the bar"
+        else:
+            verdict = "inconclusive"
+        change = (group["auc"] - group["committed_auc"]).mean()
+        rows.append({"method": method, "fits": n, "converged": converged, "share": converged / n, "interval_low": low,
+                     "interval_high": high, "verdict": verdict,
+                     "committed_converged": int(group["committed_converged"].sum()),
+                     "failed": int(group["status"].ne("ok").sum()), "mean_auc_change": change,
+                     "no_worse": bool(change >= -design["auc_tolerance"]),
+                     "median_iterations": float(group["n_iter_fitted"].median()),
+                     "committed_median_iterations": float(group["committed_n_iter"].median())})
+    return pd.DataFrame(rows)
+
+
+def summary_markdown(fits, summary, design):
+    """The pilot's report: the harness check, the verdict per column, the decision and the fits by dataset."""
+    failures = reproduction_failures(fits)
+    checked = int((fits["variant"] == COMMITTED).sum())
+    candidate = ", ".join(f"{key} = {value}" for key, value in design["candidate"].items())
+    lines = [f"# Step-offset pilot ({candidate})", "",
+             f"Design: `{design['name']}`; fits of `{design['results']}`, tuning draw {design['tuning_draw']}, "
+             f"trials {design['trials']}, refitted with {candidate} and nothing else changed.", "",
+             "## Harness check", "",
+             (f"{checked} committed fits refitted unchanged: all give their committed iterations, convergence flag "
+              f"and AUC (to 1e-9)." if failures.empty else
+              f"{len(failures)} of {checked} committed fits refitted unchanged differ from the committed run "
+              f"({', '.join(failures.apply(lambda r: f'{r.dataset} {r.method} trial {r.trial}', axis=1))}): "
+              f"no verdict."), "",
+             f"## Converged fits (bar {design['bar']:.0%}, Clopper-Pearson {design['confidence']:.0%} interval)", "",
+             "| column | converged (candidate) | interval | verdict | converged (committed) | failed | "
+             "median iterations (committed) | mean AUC change | no worse |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for row in summary.itertuples():
+        lines.append(f"| {row.method} | {row.converged} of {row.fits} ({row.share:.0%}) | "
+                     f"{row.interval_low:.2f}-{row.interval_high:.2f} | {row.verdict} | {row.committed_converged} of "
+                     f"{row.fits} | {row.failed} | {row.median_iterations:,.0f} ({row.committed_median_iterations:,.0f}) "
+                     f"| {row.mean_auc_change:+.4f} | {'yes' if row.no_worse else 'no'} |")
+    adopted = (not summary.empty and summary["verdict"].eq("reaches the bar").all() and summary["failed"].eq(0).all()
+               and summary["no_worse"].all())
+    lines += ["", "Decision (declared in the design): the candidate is "
+              + ("adopted for the next best-effort rerun." if adopted else
+                 "not adopted: it does not bring both columns to the bar without a failed fit and without losing "
+                 "accuracy."), "",
+              "## By dataset", "",
+              "| dataset | column | converged (candidate / committed) | mean AUC (candidate / committed) | failed |",
+              "|---|---|---|---|---|"]
+    per = fits[fits["variant"] == CANDIDATE].groupby(["dataset", "method"], sort=True)
+    for (dataset, method), group in per:
+        lines.append(f"| {dataset} | {method} | {int(group['converged'].eq(True).sum())} / "
+                     f"{int(group['committed_converged'].sum())} of {len(group)} | {group['auc'].mean():.4f} / "
+                     f"{group['committed_auc'].mean():.4f} | {int(group['status'].ne('ok').sum())} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("design", help="the pilot's design (YAML)")
+    parser.add_argument("--data", required=True, help="folder of the prepared arrays, <dataset>/X.npy and y.npy")
+    parser.add_argument("--out", required=True, help="folder of the pilot's outputs")
+    parser.add_argument("--work", default="results/step-offset-pilot", help="folder of the finished refits")
+    parser.add_argument("--jobs", type=int, default=1, help="processes, one thread each")
+    args = parser.parse_args(argv)
+    design = read_design(args.design)
+    refuse_foreign_files(args.out, OUTPUTS, RECORD)
+    tasks = pilot_tasks(read_results(design["results"]), design)
+    fits = run_pilot(tasks, design, args.data, args.work, args.jobs)
+    summary = summarise(fits, design)
+    contents = {"fits.csv": fits.to_csv(index=False).encode(), "summary.csv": summary.to_csv(index=False).encode(),
+                "summary.md": summary_markdown(fits, summary, design).encode()}
+    write_with_record(args.out, contents, RECORD, {"design": args.design, "design_content": design,
+                                                   "data": str(args.data)})
+    print(contents["summary.md"].decode())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
