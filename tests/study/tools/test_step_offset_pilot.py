@@ -1,0 +1,128 @@
+"""The step-offset pilot: which fits it refits, that an unchanged refit is the committed fit, and its verdicts."""
+
+import json
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from qs3study.stages.training import fit_and_score
+from qs3study.tools import step_offset_pilot as pilot
+
+DESIGN = {"name": "pilot-test", "results": "results.csv", "methods": ["qs3orao", "qs3orao-labeled"], "tuning_draw": 0,
+          "trials": [0, 1], "candidate": {"step_offset": "auto-data"}, "reproduce_trials": [0], "n_labeled": 40,
+          "bar": 0.95, "auc_tolerance": 0.005, "confidence": 0.95}
+PARAMS = {"n_iter": 100, "max_iter": 400, "tol": 0.01, "n_components": 4, "batch_size": 4, "gamma": 1.0,
+          "lam": 0.05, "step_offset": "auto"}
+
+
+def results_row(dataset, method, trial, **values):
+    row = {"dataset": dataset, "method": method, "base_method": "qs3orao-converged", "trial": trial, "seed": 100 + trial,
+           "size": "120", "comparison": True, "tuning_draw": 0, "status": "ok", "kernel_width": "literal",
+           "memory_budget_mb": 1024.0, "params": json.dumps({**PARAMS, "tradeoff": 1.0 if "labeled" in method else 0.5}),
+           "n_iter_fitted": 400.0, "converged": False, "auc": 0.5}
+    return {**row, **values}
+
+
+def committed_results(datasets=("uci_bike", "uci_elevators")):
+    return pd.DataFrame([results_row(d, m, t) for d in datasets for m in DESIGN["methods"] for t in (0, 1, 2)]
+                        + [results_row("uci_bike", "m-samult", 0), results_row("uci_bike", "qs3orao", 0, tuning_draw=1)])
+
+
+def test_the_design_selects_candidate_refits_and_the_harness_check():
+    tasks = pilot.pilot_tasks(committed_results(), DESIGN)
+    candidates = [(row["dataset"], row["method"], row["trial"]) for variant, row in tasks if variant == pilot.CANDIDATE]
+    checks = [(row["dataset"], row["method"], row["trial"]) for variant, row in tasks if variant == pilot.COMMITTED]
+    assert len(candidates) == 8 and {t for _, _, t in candidates} == {0, 1}
+    assert len(checks) == 4 and {t for _, _, t in checks} == {0}
+    assert all(row["tuning_draw"] == 0 and row["method"] != "m-samult" for _, row in tasks)
+
+
+def test_a_selected_fit_missing_from_the_run_is_refused():
+    results = committed_results()
+    results = results.drop(results.index[(results["dataset"] == "uci_bike") & (results["method"] == "qs3orao")
+                                         & (results["trial"] == 1)])
+    with pytest.raises(ValueError, match="7 committed fits for the candidate refits, 8 expected"):
+        pilot.pilot_tasks(results, DESIGN)
+
+
+def test_a_design_with_a_missing_or_unknown_key_is_refused(tmp_path):
+    path = tmp_path / "design.yaml"
+    path.write_text(yaml.safe_dump({**{k: v for k, v in DESIGN.items() if k != "bar"}, "seeds": 3}))
+    with pytest.raises(ValueError, match=r"missing keys \['bar'\], unknown keys \['seeds'\]"):
+        pilot.read_design(path)
+
+
+@pytest.fixture
+def prepared(tmp_path):
+    """A registered dataset's name over generated arrays: 4 ordered classes of a smooth latent function."""
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 3))
+    latent = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.standard_normal(300)
+    y = np.searchsorted(np.quantile(latent, [0.25, 0.5, 0.75]), latent)
+    folder = tmp_path / "data" / "uci_bike"
+    folder.mkdir(parents=True)
+    np.save(folder / "X.npy", X)
+    np.save(folder / "y.npy", y)
+    return tmp_path / "data"
+
+
+def committed_fit(prepared, method):
+    """A committed row as the pipeline writes it: the same trial run through fit_and_score."""
+    row = results_row("uci_bike", method, 0)
+    record = {"seed": row["seed"], "size": row["size"], "warnings": []}
+    spec = {"method": row["base_method"], "params": json.loads(row["params"]), "memory_budget_mb": 1024.0}
+    fit_and_score(prepared / "uci_bike" / "X.npy", prepared / "uci_bike" / "y.npy", spec, {}, record,
+                  logging.getLogger("test"), n_labeled=DESIGN["n_labeled"], kernel_width="literal")
+    return {**row, "n_iter_fitted": float(record["n_iter_fitted"]), "converged": record["converged"],
+            "auc": record["auc"]}
+
+
+def test_an_unchanged_refit_is_the_committed_fit_and_the_candidate_changes_only_the_offset(prepared):
+    row = committed_fit(prepared, "qs3orao")
+    same = pilot.refit(pilot.COMMITTED, row, DESIGN, prepared)
+    assert same["status"] == "ok" and same["step_offset"] == "auto"
+    assert (same["n_iter_fitted"], same["converged"], same["auc"]) == (row["n_iter_fitted"], row["converged"],
+                                                                       row["auc"])
+    candidate = pilot.refit(pilot.CANDIDATE, row, DESIGN, prepared)
+    assert candidate["status"] == "ok" and candidate["step_offset"] == "auto-data"
+    assert candidate["auc"] != row["auc"]  # a larger step: another trajectory on the same rows and seed
+    assert pilot.reproduction_failures(pd.DataFrame([same])).empty
+
+
+def test_a_refit_that_raises_is_recorded_failed(prepared):
+    row = {**results_row("uci_bike", "qs3orao", 0), "params": json.dumps({**PARAMS, "lam": -1.0, "tradeoff": 0.5})}
+    record = pilot.refit(pilot.COMMITTED, row, DESIGN, prepared)
+    assert record["status"] == "failed" and "lam" in record["reason"]
+
+
+def fits_frame(converged, n=33, reproduced=True, auc_change=0.0):
+    rows = [{"dataset": f"d{i % 11}", "method": "qs3orao", "trial": i // 11, "variant": pilot.CANDIDATE, "status": "ok",
+             "converged": i < converged, "auc": 0.8 + auc_change, "committed_auc": 0.8, "committed_converged": False,
+             "n_iter_fitted": 1000, "committed_n_iter": 2000} for i in range(n)]
+    check = {"dataset": "d0", "method": "qs3orao", "trial": 0, "variant": pilot.COMMITTED, "status": "ok",
+             "converged": False, "auc": 0.8 if reproduced else 0.81, "committed_auc": 0.8,
+             "committed_converged": False, "n_iter_fitted": 2000, "committed_n_iter": 2000}
+    return pd.DataFrame(rows + [check])
+
+
+@pytest.mark.parametrize(("converged", "verdict"), [(33, "reaches the bar"), (32, "reaches the bar"),
+                                                    (31, "inconclusive"), (29, "inconclusive"),
+                                                    (28, "below the bar"), (0, "below the bar")])
+def test_the_verdict_follows_the_share_and_its_interval(converged, verdict):
+    summary = pilot.summarise(fits_frame(converged), DESIGN)
+    assert summary["verdict"].tolist() == [verdict]
+    assert summary["interval_low"].item() <= converged / 33 <= summary["interval_high"].item()
+
+
+def test_no_verdict_when_the_harness_check_fails_and_the_decision_needs_accuracy():
+    summary = pilot.summarise(fits_frame(33, reproduced=False), DESIGN)
+    assert summary["verdict"].tolist() == ["not reproduced"]
+    fits = fits_frame(33, auc_change=-0.01)
+    summary = pilot.summarise(fits, DESIGN)
+    assert summary["verdict"].tolist() == ["reaches the bar"] and not summary["no_worse"].item()
+    assert "not adopted" in pilot.summary_markdown(fits, summary, DESIGN)
+    fits = fits_frame(33)
+    assert "is adopted" in pilot.summary_markdown(fits, pilot.summarise(fits, DESIGN), DESIGN)
