@@ -98,6 +98,17 @@ def test_a_refit_that_raises_is_recorded_failed(prepared):
     assert record["status"] == "failed" and "lam" in record["reason"]
 
 
+def test_a_work_folder_of_another_design_or_commit_is_refused_and_its_own_is_resumed(tmp_path):
+    stamp = {"design": DESIGN, "git": {"commit": "a" * 40, "dirty": False}}
+    pilot.claim_work_folder(tmp_path, stamp)
+    pilot.claim_work_folder(tmp_path, stamp)
+    other_design = {**stamp, "design": {**DESIGN, "candidate": {"step_offset": "auto"}}}
+    with pytest.raises(ValueError, match=r"another pilot \(design differ\)"):
+        pilot.claim_work_folder(tmp_path, other_design)
+    with pytest.raises(ValueError, match=r"another pilot \(git differ\)"):
+        pilot.claim_work_folder(tmp_path, {**stamp, "git": {"commit": "b" * 40, "dirty": False}})
+
+
 def fits_frame(converged, n=33, reproduced=True, auc_change=0.0):
     rows = [{"dataset": f"d{i % 11}", "method": "qs3orao", "trial": i // 11, "variant": pilot.CANDIDATE, "status": "ok",
              "converged": i < converged, "auc": 0.8 + auc_change, "committed_auc": 0.8, "committed_converged": False,

@@ -6,10 +6,11 @@ parameters. Every selected fit is refitted on the same rows, seed and tuned valu
 (:func:`qs3study.stages.training.fit_and_score`, the pipeline's own trial) with the candidate's
 parameters, and the trials of ``reproduce_trials`` once more unchanged, as a check of the harness:
 they must give the committed iteration count, convergence flag and AUC. Each fit is written to
-``--work`` as it finishes (an interrupted pilot goes on where it stopped); then ``--out`` gets
-``fits.csv`` (one row per refit beside its committed values), ``summary.csv`` and ``summary.md``
-(converged fits per column with a Clopper-Pearson interval, the verdict against the design's bar,
-the AUC change) and the record ``pilot_record.json``.
+``--work`` as it finishes (an interrupted pilot goes on where it stopped, and a work folder left by
+another design or another commit is refused); then ``--out`` gets ``fits.csv`` (one row per refit
+beside its committed values), ``summary.csv`` and ``summary.md`` (converged fits per column with a
+Clopper-Pearson interval, the verdict against the design's bar, the AUC change) and the record
+``pilot_record.json`` (the design, the inputs' sha256, the code's commit and the package versions).
 
     python -m qs3study.tools.step_offset_pilot workflow/config/step-offset-pilot.yaml \\
         --data results/data --out figures/step-offset-pilot --jobs 2
@@ -26,22 +27,26 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
-from scipy.stats import beta
+from scipy.stats import binomtest
 
+from qs3study.datasets import sha256_file
 from qs3study.datasets.registry import get_spec
 from qs3study.files import read_json, refuse_foreign_files, write_json, write_with_record
-from qs3study.runtime import limit_threads
+from qs3study.provenance import git_state
+from qs3study.runtime import limit_threads, package_versions
 from qs3study.stages.tables import read_results
 from qs3study.stages.training import fit_and_score
 
 __all__ = ["RECORD", "CANDIDATE", "COMMITTED", "pilot_tasks", "refit", "summarise", "summary_markdown", "main"]
 
 RECORD = "pilot_record.json"
+WORK_STAMP = "pilot_work.json"
 OUTPUTS = ("fits.csv", "summary.csv", "summary.md")
 CANDIDATE, COMMITTED = "candidate", "committed"
 _DESIGN_KEYS = {"name", "results", "methods", "tuning_draw", "trials", "candidate", "reproduce_trials", "n_labeled",
                 "bar", "auc_tolerance", "confidence"}
 _AUC_DIGITS = 1e-9
+_REPOSITORY = Path(__file__).resolve().parents[3]
 
 
 def read_design(path):
@@ -123,9 +128,32 @@ def _run_task(args):
     return path
 
 
-def run_pilot(tasks, design, data, work, jobs):
-    """Every task's record, refitting those not yet in ``work`` on ``jobs`` processes (progress on stderr)."""
+def claim_work_folder(work, stamp):
+    """Make ``work`` the folder of the refits that ``stamp`` (the design and the code's git state) describes.
+
+    Raises
+    ------
+    ValueError
+        When ``work`` holds the refits of another stamp: resuming there would mix them into this pilot.
+    """
+    path = Path(work, WORK_STAMP)
+    if path.exists():
+        found = read_json(path)
+        if found != stamp:
+            changed = sorted(key for key in {*found, *stamp} if found.get(key) != stamp.get(key))
+            raise ValueError(f"{work} holds the refits of another pilot ({', '.join(changed)} differ): "
+                             f"choose another --work folder or empty this one")
+    else:
+        write_json(path, stamp)
+
+
+def run_pilot(tasks, design, data, work, jobs, stamp):
+    """Every task's record, refitting those not yet in ``work`` on ``jobs`` processes (progress on stderr).
+
+    ``stamp`` (see :func:`claim_work_folder`) is checked against the folder before anything is reused.
+    """
     work = Path(work)
+    claim_work_folder(work, stamp)
     paths = [work / f"{_task_name(variant, row)}.json" for variant, row in tasks]
     todo = [(variant, row, design, data, path) for (variant, row), path in zip(tasks, paths) if not path.exists()]
     print(f"{len(tasks) - len(todo)} of {len(tasks)} refits already in {work}; {len(todo)} to run", file=sys.stderr)
@@ -133,13 +161,6 @@ def run_pilot(tasks, design, data, work, jobs):
         for done, path in enumerate(pool.map(_run_task, todo), 1):
             print(f"[{done}/{len(todo)}] {path.stem}", file=sys.stderr, flush=True)
     return pd.DataFrame([read_json(path) for path in paths])
-
-
-def _clopper_pearson(k, n, confidence):
-    tail = (1 - confidence) / 2
-    low = 0.0 if k == 0 else float(beta.ppf(tail, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(1 - tail, k + 1, n - k))
-    return low, high
 
 
 def reproduction_failures(fits):
@@ -162,7 +183,7 @@ def summarise(fits, design):
     for method, group in fits[fits["variant"] == CANDIDATE].groupby("method", sort=True):
         n = len(group)
         converged = int((group["status"].eq("ok") & group["converged"].eq(True)).sum())
-        low, high = _clopper_pearson(converged, n, design["confidence"])
+        low, high = binomtest(converged, n).proportion_ci(design["confidence"], method="exact")
         if not reproduced:
             verdict = "not reproduced"
         elif converged / n >= design["bar"]:
@@ -233,12 +254,18 @@ def main(argv=None):
     design = read_design(args.design)
     refuse_foreign_files(args.out, OUTPUTS, RECORD)
     tasks = pilot_tasks(read_results(design["results"]), design)
-    fits = run_pilot(tasks, design, args.data, args.work, args.jobs)
+    code = git_state(_REPOSITORY)
+    fits = run_pilot(tasks, design, args.data, args.work, args.jobs, {"design": design, "git": code})
     summary = summarise(fits, design)
     contents = {"fits.csv": fits.to_csv(index=False).encode(), "summary.csv": summary.to_csv(index=False).encode(),
                 "summary.md": summary_markdown(fits, summary, design).encode()}
-    write_with_record(args.out, contents, RECORD, {"design": args.design, "design_content": design,
-                                                   "data": str(args.data)})
+    data = {f"{dataset}/{name}": sha256_file(Path(args.data, dataset, name))
+            for dataset in sorted({row["dataset"] for _, row in tasks}) for name in ("X.npy", "y.npy")}
+    write_with_record(args.out, contents, RECORD, {
+        "command": " ".join(["python -m qs3study.tools.step_offset_pilot", *(argv or sys.argv[1:])]),
+        "design": args.design, "design_content": design, "data": str(args.data), "git": code,
+        "versions": package_versions(),
+        "inputs": {design["results"]: sha256_file(design["results"]), **data}})
     print(contents["summary.md"].decode())
     return 0
 
