@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from qs3study.kernel_width import edge_kind
 from qs3study.stages import tables
 from qs3study.tools import outputs
 from qs3study.claims.empirical import KEYS
@@ -102,12 +103,29 @@ def test_widened_searches_moved_and_edge_hits_are_counted(best_run):
         if record["grid_range"]:
             assert len(record["rounds"]) >= 1
             assert record["best_score"] == max(r["best_score"] for r in record["rounds"])
-        for name in record.get("whole_range", []):  # f*'s lam: its whole declared range in every round
-            low, high = record["grid_range"][name]
-            assert all(r["grid"][name] == [2.0 ** e for e in range(low, high + 1)] for r in record["rounds"])
+        for name in record.get("whole_range", []):  # lam: its whole declared range in every round, grown past
+            low, high = record["grid_range"][name]   # the limit where that is widened too (M-SAMULT's)
+            declared = [2.0 ** e for e in range(low, high + 1)]
+            grids = [r["grid"][name] for r in record["rounds"]]
+            if name in record.get("widen_limits", []):
+                assert grids[0] == declared and all(set(declared) <= set(grid) for grid in grids)
+            else:
+                assert all(grid == declared for grid in grids)
     assert any("whole_range" in json.loads(p.read_text()) for p in (best_run / "results" / "tuning").rglob("*.json"))
     table = (best_run / "figures" / NAME / "grid_edges.md").read_text()
     assert "uci_parkinsons" in table and "rounds of the widened search" in table
+
+
+def test_a_widened_limit_leaves_no_tuned_value_on_a_search_limit(best_run):
+    edges = pd.read_csv(best_run / "figures" / NAME / "grid_edges.csv")
+    samult = edges[edges["method"] == "m-samult"]
+    assert set(samult["dataset"]) == DATASETS
+    lam_hits = [edge for cell in samult["edges"].dropna() for edge in cell.split("; ") if " lam = " in edge]
+    assert [edge_kind(edge) for edge in lam_hits if edge_kind(edge) == "search limit"] == []
+    records = [json.loads(p.read_text()) for p in (best_run / "results" / "tuning").glob("*/m-samult/trial0.json")]
+    assert len(records) == len(DATASETS) and all(r["widen_limits"] == ["lam"] for r in records)
+    low = min(r["grid_range"]["lam"][0] for r in records)
+    assert any(min(min(rnd["grid"]["lam"]) for rnd in r["rounds"]) < 2.0 ** low for r in records)  # it went past
 
 
 def test_signal_screen_lists_every_dataset_with_its_numbers_and_claims_follow_it(best_run):

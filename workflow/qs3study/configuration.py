@@ -47,7 +47,8 @@ def method_config(config, label):
     dict
         ``method`` (registered name), ``params``, ``grid`` (None for no search), ``grid_range``
         (widened parameters, empty when none), ``whole_range`` (those of them searched on their
-        whole range in every round, empty when none), ``widen_tolerance`` (or None), ``tuned_by`` (the label
+        whole range in every round, empty when none), ``widen_tolerance`` (or None), ``widen_limits`` (those
+        whose declared limits are widened too, empty when none), ``tuned_by`` (the label
         whose tuned values it takes, or None), ``signal_screen`` (whether the signal screen reads its tuning),
         ``label``, ``caption``.
     """
@@ -60,6 +61,7 @@ def method_config(config, label):
         "grid_range": dict(entry.get("grid_range") or {}),
         "whole_range": list(entry.get("whole_range") or []),
         "widen_tolerance": entry.get("widen_tolerance"),
+        "widen_limits": list(entry.get("widen_limits") or []),
         "tuned_by": entry.get("tuned_by"),
         "signal_screen": entry.get("signal_screen", True),
         "label": entry.get("label", registered.label),
@@ -323,10 +325,14 @@ def check_methods(config, datasets):
         if entry["widen_tolerance"] is not None and not entry["grid_range"]:
             raise configuration_error(f"methods.{label}.widen_tolerance", "stops a widened search: it needs a "
                                       "grid_range")
-        undeclared = sorted(set(entry["whole_range"]) - set(entry["grid_range"]))
-        if undeclared:
-            raise configuration_error(f"methods.{label}.whole_range", f"{undeclared} have no declared range in "
-                                      f"grid_range ({sorted(entry['grid_range'])})")
+        for key in ("whole_range", "widen_limits"):
+            undeclared = sorted(set(entry[key]) - set(entry["grid_range"]))
+            if undeclared:
+                raise configuration_error(f"methods.{label}.{key}", f"{undeclared} have no declared range in "
+                                          f"grid_range ({sorted(entry['grid_range'])})")
+        if entry["widen_limits"] and not (entry["widen_tolerance"] or 0) > 0:
+            raise configuration_error(f"methods.{label}.widen_limits", "widens past the declared limits: it needs "
+                                      "a positive widen_tolerance to stop")
         if isinstance(entry["grid"], dict):
             staged = STAGED in entry["grid"]
             try:

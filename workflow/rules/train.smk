@@ -15,6 +15,7 @@ rule tune:
         grid_range=lambda wildcards: method_config(config, wildcards.method)["grid_range"],
         whole_range=lambda wildcards: method_config(config, wildcards.method)["whole_range"],
         widen_tolerance=lambda wildcards: method_config(config, wildcards.method)["widen_tolerance"],
+        widen_limits=lambda wildcards: method_config(config, wildcards.method)["widen_limits"],
         n_labeled=PROTOCOL["n_labeled"],
         n_unlabeled=size_token(config["tuning"]["n_unlabeled"]),
         n_folds=config["tuning"]["n_folds"],

@@ -205,6 +205,43 @@ def test_a_widening_stopped_by_its_tolerance_marks_the_edge_it_leaves_settled(tm
     assert limit["best_params"] == {"lam": 2.0 ** -20} and [edge_kind(e) for e in limit["grid_edges"]] == ["search limit"]
 
 
+def test_a_widened_limit_is_recorded_and_a_creeping_search_ends_past_it_settled(tmp_path, tiny_config, job,
+                                                                                   monkeypatch):
+    """A creeping search (CV AUC up 2e-4 per halving of lam) with lam's limit widened: round 2 goes 7 powers
+    past 2^-20, gains 0.0014, less than widen_tolerance 0.002, and the edge it leaves is settled, not a
+    search-limit hit."""
+    def creeping(method, X, y, grid, **kwargs):
+        lam = min(grid.grid["lam"])
+        return CVResult({"lam": lam}, 0.9 - 2e-4 * np.log2(lam), [])
+
+    monkeypatch.setattr(tuning, "cross_validate_params", creeping)
+    grid = {"staged": {"lam": [2.0 ** e for e in range(-6, 1)]}, "split_values": [0.0, 1.0], "per_split": False}
+    record = tune_record(tmp_path, tiny_config, job, grid, grid_range={"lam": [-20, 3]}, whole_range=["lam"],
+                         widen_tolerance=0.002, widen_limits=["lam"])
+    assert record["widen_limits"] == ["lam"]
+    assert len(record["rounds"]) == 2 and record["best_params"] == {"lam": 2.0 ** -27}
+    [edge] = record["grid_edges"]
+    assert edge_kind(edge) == "settled" and "less than widen_tolerance 0.002" in edge
+
+
+def test_widened_limits_must_be_declared_and_stopped_by_a_tolerance(tiny_config):
+    def widened(config):
+        config["methods"]["qs3orao"].update(grid="registry", grid_range={"lam": [-20, 3]}, widen_limits=["gamma"],
+                                            widen_tolerance=0.001)
+    config = tiny_config(widened=widened)
+    with pytest.raises(ValueError, match="methods.qs3orao.widen_limits"):
+        check_methods(config, list(config["datasets"]))
+    config["methods"]["qs3orao"]["widen_limits"] = ["lam"]
+    check_methods(config, list(config["datasets"]))
+    validate(config, str(SCHEMA))
+    config["methods"]["qs3orao"]["widen_tolerance"] = None
+    with pytest.raises(ValueError, match="positive widen_tolerance"):
+        check_methods(config, list(config["datasets"]))
+    config["methods"]["qs3orao"].update(widen_tolerance=0.001, widen_limits="lam")
+    with pytest.raises(WorkflowError):
+        validate(config, str(SCHEMA))
+
+
 @pytest.mark.parametrize("tolerance", [0.001, None])
 def test_the_schema_takes_a_widen_tolerance(tolerance, tiny_config):
     config = tiny_config()

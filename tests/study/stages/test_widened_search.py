@@ -273,3 +273,43 @@ def test_progress_reports_each_fold_of_a_long_stage_at_most_every_interval(caplo
     assert folds and lines.index(folds[0]) < min(i for i, line in enumerate(lines) if line.startswith("candidate"))
     assert all(re.fullmatch(r"grid stage: fold \d of 3 fitted for 4 candidates; \d+ s spent", line) for line in folds)
     assert len([line for line in lines if line.startswith("candidate")]) == 4 + 2
+
+
+# --- widen_limits: the declared limits themselves widened while a tuned value sits on one ---------------------
+
+@pytest.mark.parametrize("whole", [(), ("lam",)])
+def test_a_widened_limit_lets_the_search_pass_it_and_end_inside_what_it_searched(whole):
+    calls = []
+    result, searched, rounds = widened_search(fake_run({"gamma": 0, "lam": -30}, calls), GRID, {"lam": (-20, 3)},
+                                              whole=whole, widen_tolerance=1e-9, widen_limits=["lam"])
+    assert result.best_params["lam"] == 2.0 ** -30
+    assert min(searched["lam"]) < 2.0 ** -30 and grid_edges(result.best_params, searched) == []
+    if whole:  # the whole range grows by a window of powers below its edge each round: -20, -27, -34
+        assert [min(call.grid["lam"]) for call in calls] == [2.0 ** -20, 2.0 ** -27, 2.0 ** -34]
+        assert all(max(call.grid["lam"]) == 8.0 for call in calls)
+
+
+def test_a_widened_limit_on_a_score_that_keeps_creeping_stops_by_the_tolerance():
+    """CV AUC rising toward 0.7 as lam shrinks, the gap halving every 7 powers of two: each round past the
+    limit gains half the one before, so the rounds stop at the first gain below the tolerance."""
+    calls = []
+
+    def creeping(grid):
+        calls.append(grid)
+        lam = min(grid.grid["lam"])
+        return CVResult({"gamma": 1.0, "lam": lam}, 0.7 - 0.1 * 2.0 ** (np.log2(lam) / 7), [])
+
+    _, searched, rounds = widened_search(creeping, GRID, {"lam": (-20, 3)}, whole=["lam"], widen_tolerance=0.001,
+                                         widen_limits=["lam"])
+    gains = np.diff([r["best_score"] for r in rounds])
+    assert len(rounds) >= 3 and np.all(gains[:-1] >= 0.001) and gains[-1] < 0.001
+    assert min(searched["lam"]) == 2.0 ** (-20 - 7 * (len(rounds) - 1))
+
+
+def test_widened_limits_must_be_declared_and_need_a_positive_tolerance():
+    with pytest.raises(ValueError, match="widen_limits names \\['gamma'\\]"):
+        widened_search(fake_run({}, []), GRID, {"lam": (-20, 3)}, widen_tolerance=0.001, widen_limits=["gamma"])
+    for tolerance in (None, 0.0):
+        with pytest.raises(ValueError, match="needs a positive widen_tolerance"):
+            widened_search(fake_run({}, []), GRID, {"lam": (-20, 3)}, widen_tolerance=tolerance,
+                           widen_limits=["lam"])

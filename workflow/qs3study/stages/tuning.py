@@ -76,7 +76,7 @@ def last_gain(rounds):
     return rounds[-1]["best_score"] - max(r["best_score"] for r in rounds[:-1])
 
 
-def widened_search(run, grid, ranges, *, whole=(), widen_tolerance=None, log=None):
+def widened_search(run, grid, ranges, *, whole=(), widen_tolerance=None, widen_limits=(), log=None):
     """The search of ``grid`` (staged or a plain product) with some parameters over wide ranges of powers of two.
 
     Each parameter of ``ranges`` (name -> ``(low, high)`` exponents) is searched
@@ -93,7 +93,11 @@ def widened_search(run, grid, ranges, *, whole=(), widen_tolerance=None, log=Non
     (an edge hit that remains, counted by :func:`qs3study.kernel_width.grid_edges`),
     or, with ``widen_tolerance``, when a round's best cross-validated AUC improves on
     the best of the rounds before by less than it (:func:`last_gain`; an edge hit may then
-    remain, and :func:`tune_job` marks it settled).
+    remain, and :func:`tune_job` marks it settled). A parameter of ``widen_limits`` has its
+    declared limit widened too: a tuned value on the edge of what was searched moves the next
+    round past the limit (a whole range grows by :data:`WINDOW` powers of two beyond that edge), so
+    its search stops only inside what it searched or by ``widen_tolerance``. That stop comes:
+    every round that goes on gains at least the tolerance in a CV AUC bounded by 1.
 
     Parameters
     ----------
@@ -108,6 +112,9 @@ def widened_search(run, grid, ranges, *, whole=(), widen_tolerance=None, log=Non
     widen_tolerance : float, optional
         Least gain in best CV AUC for which a round earns a next one. Default None: rounds run
         until no value sits on an edge (what the committed reproductions did).
+    widen_limits : collection of str, default=()
+        Parameters of ``ranges`` whose declared limits are widened while a tuned value sits on them;
+        needs a positive ``widen_tolerance``.
     log : logging.Logger, optional
 
     Returns
@@ -127,6 +134,14 @@ def widened_search(run, grid, ranges, *, whole=(), widen_tolerance=None, log=Non
     if undeclared:
         raise ValueError(f"whole_range names {undeclared}, which grid_range does not declare "
                          f"(it declares {sorted(ranges)})")
+    unlimited = sorted(set(widen_limits) - set(ranges))
+    if unlimited:
+        raise ValueError(f"widen_limits names {unlimited}, which grid_range does not declare "
+                         f"(it declares {sorted(ranges)})")
+    if widen_limits and not (widen_tolerance or 0) > 0:
+        raise ValueError(f"widen_limits {sorted(widen_limits)} needs a positive widen_tolerance to stop the "
+                         f"widening, got {widen_tolerance}")
+    limits = dict(ranges)
     exponents = {}
     for name, (low, high) in ranges.items():
         if not low < high:
@@ -155,10 +170,18 @@ def widened_search(run, grid, ranges, *, whole=(), widen_tolerance=None, log=Non
                          "widen_tolerance %g", len(rounds), result.best_score, widen_tolerance)
             break
         moved = False
-        for name, (low, high) in ranges.items():
-            if name in whole:
-                continue
+        for name in ranges:
+            low, high = limits[name]
             chosen = int(round(np.log2(result.best_params[name])))
+            if name in widen_limits:
+                low = min(low, chosen - WINDOW) if chosen == min(searched[name]) else low
+                high = max(high, chosen + WINDOW) if chosen == max(searched[name]) else high
+                limits[name] = low, high
+            if name in whole:
+                grown = list(range(low, high + 1))
+                moved |= grown != exponents[name]
+                exponents[name] = grown
+                continue
             exponents[name] = _window(chosen, low, high)
             if chosen == min(searched[name]) > low or chosen == max(searched[name]) < high:
                 moved = True
@@ -231,7 +254,7 @@ def tune_job(smk):
     of the trial's unlabeled pool (the split function nests pools, so they are
     a subset of every larger pool of the same trial). Writes the best
     parameters and the whole search record (``search``: one row per candidate; for a widened
-    search, ``grid_range`` (and ``whole_range``, ``widen_tolerance`` when set), every round's candidates with their ``round`` and ``fitted_folds``:
+    search, ``grid_range`` (and ``whole_range``, ``widen_tolerance``, ``widen_limits`` when set), every round's candidates with their ``round`` and ``fitted_folds``:
     the rounds share a :class:`baselines.model_selection.ScoreMemo`, so a candidate an earlier
     round scored is not fitted again and says so with 0). A search that cannot run (a fold
     without both sides of a split, a fit over the memory budget) is recorded
@@ -262,6 +285,7 @@ def tune_job(smk):
     ranges = smk.params.get("grid_range") or {}
     whole = list(smk.params.get("whole_range") or [])
     widen_tolerance = smk.params.get("widen_tolerance")
+    widen_limits = list(smk.params.get("widen_limits") or [])
     early_stopping = halving(smk.params.early_stopping)
     kernel_width = smk.params.kernel_width
     scale = gamma_scale(kernel_width, X[split.labeled_mask], seed=seed)
@@ -281,6 +305,8 @@ def tune_job(smk):
         record["whole_range"] = whole
     if widen_tolerance is not None:  # likewise
         record["widen_tolerance"] = widen_tolerance
+    if widen_limits:  # likewise
+        record["widen_limits"] = widen_limits
     start = time.perf_counter()
     with limit_threads(smk.threads):
         try:
@@ -306,7 +332,8 @@ def tune_job(smk):
                     return CVResult(relative, result.best_score, result.table)
 
                 result, searched, rounds = widened_search(run_round, grid, ranges, whole=whole,
-                                                          widen_tolerance=widen_tolerance, log=log)
+                                                          widen_tolerance=widen_tolerance,
+                                                          widen_limits=widen_limits, log=log)
                 best = result.best_params
                 record["rounds"] = rounds
                 table = [{"round": i, **row} for i, rows in enumerate(tables, 1) for row in rows]
