@@ -289,6 +289,17 @@ def test_a_widened_limit_lets_the_search_pass_it_and_end_inside_what_it_searched
         assert all(max(call.grid["lam"]) == 8.0 for call in calls)
 
 
+def test_a_widened_limit_moves_only_once_a_value_sits_on_it():
+    """An optimum just inside the limit: the windows reach it within the declared range, as without
+    widen_limits, and nothing past the limit is searched."""
+    plain, widened = [], []
+    widened_search(fake_run({"gamma": 0, "lam": -19}, plain), GRID, {"lam": (-20, 3)})
+    result, searched, _ = widened_search(fake_run({"gamma": 0, "lam": -19}, widened), GRID, {"lam": (-20, 3)},
+                                         widen_tolerance=1e-9, widen_limits=["lam"])
+    assert result.best_params["lam"] == 2.0 ** -19 and min(searched["lam"]) == 2.0 ** -20
+    assert [call.grid for call in widened] == [call.grid for call in plain]
+
+
 def test_a_widened_limit_on_a_score_that_keeps_creeping_stops_by_the_tolerance():
     """CV AUC rising toward 0.7 as lam shrinks, the gap halving every 7 powers of two: each round past the
     limit gains half the one before, so the rounds stop at the first gain below the tolerance."""

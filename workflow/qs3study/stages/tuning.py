@@ -173,9 +173,9 @@ def widened_search(run, grid, ranges, *, whole=(), widen_tolerance=None, widen_l
         for name in ranges:
             low, high = limits[name]
             chosen = int(round(np.log2(result.best_params[name])))
-            if name in widen_limits:
-                low = min(low, chosen - WINDOW) if chosen == min(searched[name]) else low
-                high = max(high, chosen + WINDOW) if chosen == max(searched[name]) else high
+            if name in widen_limits:  # only a value on the limit itself moves it
+                low = chosen - WINDOW if chosen == min(searched[name]) <= low else low
+                high = chosen + WINDOW if chosen == max(searched[name]) >= high else high
                 limits[name] = low, high
             if name in whole:
                 grown = list(range(low, high + 1))
