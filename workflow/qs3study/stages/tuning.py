@@ -94,8 +94,8 @@ def widened_search(run, grid, ranges, *, whole=(), widen_tolerance=None, widen_l
     or, with ``widen_tolerance``, when a round's best cross-validated AUC improves on
     the best of the rounds before by less than it (:func:`last_gain`; an edge hit may then
     remain, and :func:`tune_job` marks it settled). A parameter of ``widen_limits`` has its
-    declared limit widened too: a tuned value on the edge of what was searched moves the next
-    round past the limit (a whole range grows by :data:`WINDOW` powers of two beyond that edge), so
+    declared limit widened too: a tuned value on the limit itself moves the next round past
+    it (a whole range grows by :data:`WINDOW` powers of two beyond that edge), so
     its search stops only inside what it searched or by ``widen_tolerance``. That stop comes:
     every round that goes on gains at least the tolerance in a CV AUC bounded by 1.
 
@@ -130,14 +130,11 @@ def widened_search(run, grid, ranges, *, whole=(), widen_tolerance=None, widen_l
     if unknown:
         raise ValueError(f"grid_range names {unknown}, which the configured search does not tune "
                          f"(it tunes {sorted(grid.grid)})")
-    undeclared = sorted(set(whole) - set(ranges))
-    if undeclared:
-        raise ValueError(f"whole_range names {undeclared}, which grid_range does not declare "
-                         f"(it declares {sorted(ranges)})")
-    unlimited = sorted(set(widen_limits) - set(ranges))
-    if unlimited:
-        raise ValueError(f"widen_limits names {unlimited}, which grid_range does not declare "
-                         f"(it declares {sorted(ranges)})")
+    for key, names in (("whole_range", whole), ("widen_limits", widen_limits)):
+        undeclared = sorted(set(names) - set(ranges))
+        if undeclared:
+            raise ValueError(f"{key} names {undeclared}, which grid_range does not declare "
+                             f"(it declares {sorted(ranges)})")
     if widen_limits and not (widen_tolerance or 0) > 0:
         raise ValueError(f"widen_limits {sorted(widen_limits)} needs a positive widen_tolerance to stop the "
                          f"widening, got {widen_tolerance}")
