@@ -12,6 +12,7 @@ from snakemake.utils import min_version, validate
 
 from qs3study.code_origin import refuse_foreign_code
 from qs3study.configuration import check_unique_keys, drop_removed_entries
+from qs3study.cpu_baseline import pin_cpu_baseline
 from qs3study.live_run import clear_live_run, record_live_run, refuse_beside_live_run
 
 min_version("8.0")
@@ -31,6 +32,8 @@ if not workflow.overwrite_configfiles:
 check_unique_keys(workflow.configfiles)
 drop_removed_entries(config)
 validate(config, "workflow/config/schema.yaml")
+# Jobs read these variables when their libraries load; this process has loaded its own already.
+pin_cpu_baseline(config["cpu_baseline"])
 
 
 report: "workflow/report/workflow.rst"

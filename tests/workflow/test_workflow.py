@@ -23,9 +23,11 @@ import yaml
 
 from pipeline import (CONFIGS, EXPECTED_ROWS, EXPECTED_TRAINING_JOBS, REPO, TINY, deterministic, environment, jobs_of,
                       run_tiny, snakemake, snakemake_command, write_config)
+from qs3study.cpu_baseline import BASELINES, REQUIRED_CPU_FLAGS, cpu_flags
 from qs3study.stages import tables
 
 MIRROR = REPO.parent / "shared" / "data"
+ON_AVX2 = set(REQUIRED_CPU_FLAGS["x86-64-v3"]) <= set(cpu_flags() or ())
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +141,23 @@ def test_second_run_reproduces_the_table_bit_for_bit(tiny_run, tmp_path):
     second = deterministic(tables.read_results(tmp_path / "results" / "tables" / "results.csv"))
     pd.testing.assert_frame_equal(first, second, check_exact=True)
     assert (tiny_run / "figures" / "tiny" / "auc_table.csv").read_bytes() == (tmp_path / "figures" / "tiny" / "auc_table.csv").read_bytes()
+
+
+@pytest.mark.skipif(not ON_AVX2, reason="this CPU lacks AVX2: the x86-64-v3 baseline cannot run here")
+def test_a_cpu_baseline_reaches_every_job_and_the_manifest_records_the_code_they_ran(tmp_path):
+    run_tiny(tmp_path, "--config", "cpu_baseline=x86-64-v3")
+    manifest = json.loads((tmp_path / "figures" / "tiny" / "manifest.json").read_text())
+    assert manifest["config"]["cpu_baseline"] == "x86-64-v3"
+    assert manifest["cpu_code"]["variables"] == BASELINES["x86-64-v3"]
+    assert {blas["architecture"] for blas in manifest["cpu_code"]["blas"]} == {"Haswell"}
+
+
+def test_a_cpu_baseline_the_environment_contradicts_stops_the_plan(tmp_path):
+    command = snakemake_command(tmp_path, "--dry-run", "--configfile", TINY, "--config", "cpu_baseline=x86-64-v3")
+    result = subprocess.run(command, capture_output=True, text=True,
+                            env={**environment(), "OPENBLAS_CORETYPE": "Sandybridge"})
+    assert result.returncode != 0
+    assert "OPENBLAS_CORETYPE='Sandybridge'" in result.stdout + result.stderr
 
 
 def test_tuning_draws_train_the_drawn_method_again_and_draw_zero_is_the_single_tuning(tiny_run, tmp_path):

@@ -13,6 +13,7 @@ import pandas as pd
 
 from qs3study.datasets import sha256_file
 
+from .cpu_baseline import cpu_code
 from .files import read_json, write_json
 from .runtime import package_versions, setup_logging
 
@@ -155,6 +156,7 @@ def manifest_job(smk):
                  "all": {**job_times([*smk.input.benchmarks, *smk.input.tune_benchmarks]),
                          "job_cpu_s": train_cpu_s + tune_cpu_s}},
         "machine": machine(),
+        "cpu_code": cpu_code(),
         "versions": package_versions(),
         "restored": [read_json(path) for path in sorted(Path(RESTORED).glob("*.json"))],
     })

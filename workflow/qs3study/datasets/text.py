@@ -18,7 +18,8 @@ from .cache import load_entry, save_entry
 TFIDF_PARAMS = {"lowercase": True, "sublinear_tf": False, "min_df": 1, "norm": "l2"}
 SVD_ALGORITHM = "randomized"
 SVD_N_ITER = 5
-#: Threads of the SVD, fixed so that the embedding is the same bits on every machine and run.
+#: Threads of the SVD, fixed so that the embedding does not depend on the thread count. Its bits still
+#: depend on the CPU's BLAS kernel, which a configuration's ``cpu_baseline`` fixes (:mod:`qs3study.cpu_baseline`).
 SVD_THREADS = 1
 
 
@@ -68,7 +69,8 @@ def svd_embedding(matrix, n_svd_components, *, random_state=0, name="corpus"):
     When the corpus is too small for the requested width, the width is reduced
     to ``min(n_rows, n_terms) - 1`` with a warning.  The SVD runs on
     ``SVD_THREADS`` BLAS/OpenMP threads whatever the environment allows, so
-    its output does not depend on the machine's or the job's thread count.
+    its output does not depend on the machine's or the job's thread count
+    (on the BLAS kernel the CPU selects it does: :mod:`qs3study.cpu_baseline`).
 
     Returns
     -------

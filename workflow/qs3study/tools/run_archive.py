@@ -15,7 +15,8 @@ unpacking all its files or none.
 Prepared data are not archived (hundreds of MB for the review and SGEMM sets):
 they are prepared again, and restore refuses data whose checksums differ. A
 preparation can differ on another machine (the review set's TF-IDF/SVD
-features have): ``--rerun-changed`` then restores every dataset's jobs but
+features have, under ``cpu_baseline: native``: :mod:`qs3study.cpu_baseline`):
+``--rerun-changed`` then restores every dataset's jobs but
 those of a dataset whose job inputs (:data:`JOB_INPUTS`) differ, which run
 again on the new data, and records what differed.
 Restored files keep their modification times, so the manifest's job times stay
