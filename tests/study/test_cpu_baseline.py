@@ -47,6 +47,16 @@ def test_a_cpu_that_cannot_run_the_baseline_is_refused(monkeypatch, flags, found
         pin_cpu_baseline("x86-64-v4", environ=environ, flags=HASWELL_FLAGS)
 
 
+def test_a_numpy_without_the_left_out_simd_targets_is_refused(monkeypatch):
+    # NumPy 1.26 names its AVX-512 targets AVX512F, AVX512_SKX ...: it would ignore X86_V4 and keep them
+    monkeypatch.setattr("qs3study.cpu_baseline.numpy_simd",
+                        lambda: {"used": ["AVX2", "AVX512F", "AVX512_SKX"], "unused": ["AVX512_SPR"]})
+    environ = {}
+    with pytest.raises(ValueError, match="SIMD targets AVX512_ICL, X86_V4, which NumPy .* does not have"):
+        pin_cpu_baseline("x86-64-v3", environ=environ, flags=HASWELL_FLAGS)
+    assert environ == {}
+
+
 def test_cpu_flags_reads_the_flags_line(tmp_path):
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nmodel name\t: some CPU\nflags\t\t: fpu sse2 avx2 fma\n\nprocessor\t: 1\n")

@@ -30,7 +30,7 @@ import os
 import platform
 from pathlib import Path
 
-__all__ = ["BASELINES", "REQUIRED_CPU_FLAGS", "pin_cpu_baseline", "cpu_flags", "cpu_code"]
+__all__ = ["BASELINES", "REQUIRED_CPU_FLAGS", "pin_cpu_baseline", "cpu_flags", "numpy_simd", "cpu_code"]
 
 BASELINES = {
     "native": {},
@@ -80,7 +80,8 @@ def pin_cpu_baseline(baseline, environ=None, flags=None):
     ------
     ValueError
         If ``baseline`` is unknown, if the CPU lacks a flag the baseline's code needs (or its
-        flags cannot be read), or if the environment already sets one of the variables to another
+        flags cannot be read), if the installed NumPy lacks a SIMD target the baseline leaves out (it
+        would ignore the name), or if the environment already sets one of the variables to another
         value: the user's value is never replaced.
     """
     environ = os.environ if environ is None else environ
@@ -98,6 +99,13 @@ def pin_cpu_baseline(baseline, environ=None, flags=None):
                              "Set cpu_baseline: native (each library's own code; bits may then differ from "
                              "another machine's)")
     settings = BASELINES[baseline]
+    unknown = sorted(set(settings.get("NPY_DISABLE_CPU_FEATURES", "").split()) - set().union(*numpy_simd().values()))
+    if unknown:
+        import numpy as np
+
+        raise ValueError(f"cpu_baseline {baseline!r} leaves out NumPy's SIMD targets {', '.join(unknown)}, which "
+                         f"NumPy {np.__version__} does not have (it would ignore them and keep its own choice): "
+                         "install the NumPy the project pins, or set cpu_baseline: native")
     clashes = {name: environ[name] for name, value in settings.items() if environ.get(name, value) != value}
     if clashes:
         given = ", ".join(f"{name}={value!r}" for name, value in clashes.items())
@@ -108,6 +116,14 @@ def pin_cpu_baseline(baseline, environ=None, flags=None):
     return dict(settings)
 
 
+def numpy_simd():
+    """The SIMD targets NumPy dispatches to beyond its baseline in this process (``used``), and the others."""
+    import numpy as np
+
+    simd = np.show_config(mode="dicts")["SIMD Extensions"]
+    return {"used": list(simd.get("found", [])), "unused": list(simd.get("not found", []))}
+
+
 def cpu_code():
     """The code this process's libraries chose: the baseline's variables, OpenBLAS's kernel, NumPy's SIMD loops.
 
@@ -116,14 +132,11 @@ def cpu_code():
     dict
         ``variables``: the value of each variable of :data:`BASELINES` (None where unset);
         ``blas``: each loaded BLAS library's ``internal_api`` and ``architecture`` (threadpoolctl's report);
-        ``numpy_simd``: the SIMD targets NumPy dispatches to beyond its baseline, and those it does not.
+        ``numpy_simd``: :func:`numpy_simd`.
     """
-    import numpy as np
     from threadpoolctl import threadpool_info
 
     names = sorted({name for settings in BASELINES.values() for name in settings})
     blas = [{"library": pool["internal_api"], "architecture": pool.get("architecture")}
             for pool in threadpool_info() if pool["user_api"] == "blas"]
-    simd = np.show_config(mode="dicts")["SIMD Extensions"]
-    return {"variables": {name: os.environ.get(name) for name in names}, "blas": blas,
-            "numpy_simd": {"used": simd.get("found", []), "unused": simd.get("not found", [])}}
+    return {"variables": {name: os.environ.get(name) for name in names}, "blas": blas, "numpy_simd": numpy_simd()}
