@@ -16,7 +16,7 @@ A configuration's ``cpu_baseline`` names the code every job takes:
 ``x86-64-v3``
     the AVX2 code paths, which every x86-64 CPU since 2013 runs: OpenBLAS's
     Haswell kernels, NumPy without its AVX-512 loops, Numba compiled for
-    Haswell. Two such machines compute the same bits whatever else their CPUs
+    Haswell with the x86-64-v3 features alone. Two such machines compute the same bits whatever else their CPUs
     offer.
 
 The Snakefile calls :func:`pin_cpu_baseline` before any job starts: the
@@ -38,6 +38,8 @@ BASELINES = {
         "OPENBLAS_CORETYPE": "Haswell",
         "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
         "NUMBA_CPU_NAME": "haswell",
+        # without it Numba adds the host's features to the named CPU's (AVX-512 where there is some)
+        "NUMBA_CPU_FEATURES": "+avx,+avx2,+bmi,+bmi2,+f16c,+fma,+lzcnt,+movbe,+xsave",
     },
 }
 """Each baseline's environment variables, read by OpenBLAS, NumPy and Numba when a process loads them."""
