@@ -8,10 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from qs3study.cpu_baseline import BASELINES, REQUIRED_CPU_FLAGS, cpu_code, cpu_flags, pin_cpu_baseline
+from qs3study.cpu_baseline import BASELINES, cpu_code, cpu_flags, missing_cpu_flags, pin_cpu_baseline
 
 HASWELL_FLAGS = frozenset({"sse4_2", "avx", "avx2", "fma", "bmi2"})
-ON_AVX2 = set(REQUIRED_CPU_FLAGS["x86-64-v3"]) <= set(cpu_flags() or ())
+ON_AVX2 = missing_cpu_flags("x86-64-v3") == []
 
 
 def test_native_sets_nothing_and_x86_64_v3_sets_its_variables():
@@ -23,6 +23,17 @@ def test_native_sets_nothing_and_x86_64_v3_sets_its_variables():
     assert pinned == {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
                       "NUMBA_CPU_NAME": "haswell",
                       "NUMBA_CPU_FEATURES": "+avx,+avx2,+bmi,+bmi2,+f16c,+fma,+lzcnt,+movbe,+xsave"}
+
+
+def test_native_reads_neither_the_cpu_nor_numpy(monkeypatch):
+    # a machine without /proc/cpuinfo, or with another NumPy, runs the embedded configuration
+    def unreachable():
+        raise AssertionError("native needs nothing of the CPU or of NumPy")
+
+    monkeypatch.setattr("qs3study.cpu_baseline.cpu_flags", unreachable)
+    monkeypatch.setattr("qs3study.cpu_baseline.numpy_simd", unreachable)
+    assert pin_cpu_baseline("native", environ={}) == {}
+    assert missing_cpu_flags("native") == []
 
 
 def test_a_variable_the_environment_sets_to_another_value_is_refused_not_replaced():
@@ -63,6 +74,7 @@ def test_cpu_flags_reads_the_flags_line(tmp_path):
     cpuinfo.write_text("processor\t: 0\nmodel name\t: some CPU\nflags\t\t: fpu sse2 avx2 fma\n\nprocessor\t: 1\n")
     assert cpu_flags(cpuinfo) == {"fpu", "sse2", "avx2", "fma"}
     assert cpu_flags(tmp_path / "absent") is None
+    assert missing_cpu_flags("x86-64-v3", flags=cpu_flags(cpuinfo)) == ["bmi2"]
 
 
 CHILD = """

@@ -16,8 +16,8 @@ A configuration's ``cpu_baseline`` names the code every job takes:
 ``x86-64-v3``
     the AVX2 code paths, which every x86-64 CPU since 2013 runs: OpenBLAS's
     Haswell kernels, NumPy without its AVX-512 loops, Numba compiled for
-    Haswell with the x86-64-v3 features alone. Two such machines compute the same bits whatever else their CPUs
-    offer.
+    Haswell with the x86-64-v3 features alone. Two such machines compute the
+    same bits whatever else their CPUs offer.
 
 The Snakefile calls :func:`pin_cpu_baseline` before any job starts: the
 settings are environment variables, read by each library when a job's process
@@ -30,7 +30,8 @@ import os
 import platform
 from pathlib import Path
 
-__all__ = ["BASELINES", "REQUIRED_CPU_FLAGS", "pin_cpu_baseline", "cpu_flags", "numpy_simd", "cpu_code"]
+__all__ = ["BASELINES", "REQUIRED_CPU_FLAGS", "pin_cpu_baseline", "cpu_flags", "missing_cpu_flags", "numpy_simd",
+           "cpu_code"]
 
 BASELINES = {
     "native": {},
@@ -61,6 +62,29 @@ def cpu_flags(cpuinfo="/proc/cpuinfo"):
     return frozenset()
 
 
+def missing_cpu_flags(baseline, flags=None):
+    """The flags of :data:`REQUIRED_CPU_FLAGS` ``[baseline]`` the CPU lacks, sorted.
+
+    Parameters
+    ----------
+    baseline : str
+        A key of :data:`BASELINES`.
+    flags : set of str, optional
+        The CPU's feature flags (read by :func:`cpu_flags`).
+
+    Returns
+    -------
+    list of str or None
+        The flags missing (empty where the CPU runs the baseline), or None where the baseline needs flags
+        and the CPU's cannot be read.
+    """
+    needed = REQUIRED_CPU_FLAGS[baseline]
+    if not needed:
+        return []
+    flags = cpu_flags() if flags is None else flags
+    return None if flags is None else sorted(set(needed) - set(flags))
+
+
 def pin_cpu_baseline(baseline, environ=None, flags=None):
     """Set the environment variables of ``baseline`` for the processes started after this call.
 
@@ -89,25 +113,23 @@ def pin_cpu_baseline(baseline, environ=None, flags=None):
     environ = os.environ if environ is None else environ
     if baseline not in BASELINES:
         raise ValueError(f"cpu_baseline must be one of {sorted(BASELINES)}, got {baseline!r}")
-    needed = REQUIRED_CPU_FLAGS[baseline]
-    if needed:
-        flags = cpu_flags() if flags is None else flags
-        missing = sorted(set(needed) - set(flags or ()))
-        if flags is None or missing:
-            found = ("its flags cannot be read (no /proc/cpuinfo)" if flags is None
-                     else f"it lacks {', '.join(missing)}")
-            raise ValueError(f"cpu_baseline {baseline!r} runs code that needs the CPU flags {', '.join(needed)}; "
-                             f"this {platform.machine() or 'machine'}'s CPU cannot be used for it: {found}. "
-                             "Set cpu_baseline: native (each library's own code; bits may then differ from "
-                             "another machine's)")
+    missing = missing_cpu_flags(baseline, flags)
+    if missing is None or missing:
+        found = "its flags cannot be read (no /proc/cpuinfo)" if missing is None else f"it lacks {', '.join(missing)}"
+        raise ValueError(f"cpu_baseline {baseline!r} runs code that needs the CPU flags "
+                         f"{', '.join(REQUIRED_CPU_FLAGS[baseline])}; this {platform.machine() or 'machine'}'s CPU "
+                         f"cannot be used for it: {found}. Set cpu_baseline: native (each library's own code; bits "
+                         "may then differ from another machine's)")
     settings = BASELINES[baseline]
-    unknown = sorted(set(settings.get("NPY_DISABLE_CPU_FEATURES", "").split()) - set().union(*numpy_simd().values()))
-    if unknown:
-        import numpy as np
+    if "NPY_DISABLE_CPU_FEATURES" in settings:
+        known = set().union(*numpy_simd().values())
+        unknown = sorted(set(settings["NPY_DISABLE_CPU_FEATURES"].split()) - known)
+        if unknown:
+            import numpy as np
 
-        raise ValueError(f"cpu_baseline {baseline!r} leaves out NumPy's SIMD targets {', '.join(unknown)}, which "
-                         f"NumPy {np.__version__} does not have (it would ignore them and keep its own choice): "
-                         "install the NumPy the project pins, or set cpu_baseline: native")
+            raise ValueError(f"cpu_baseline {baseline!r} leaves out NumPy's SIMD targets {', '.join(unknown)}, "
+                             f"which NumPy {np.__version__} does not have (it would ignore them and keep its own "
+                             "choice): install the NumPy the project pins, or set cpu_baseline: native")
     clashes = {name: environ[name] for name, value in settings.items() if environ.get(name, value) != value}
     if clashes:
         given = ", ".join(f"{name}={value!r}" for name, value in clashes.items())
