@@ -212,10 +212,24 @@ def _help_verdict(auc, ours, labeled, criteria, name):
     verdict = ("holds" if better > criteria["most_cases"] * n else
                "fails" if worse >= better and worse > 0 else "inconclusive")
     return _result(verdict, f"{name} against {labeled} (tradeoff = 1), same trials, paired t-test "
-                            f"Holm-adjusted over {n} datasets at {alpha}: significantly better on {better}, "
-                            f"worse on {worse} (criterion: better on > {criteria['most_cases']:.0%}; fails if "
-                            f"worse at least as often); mean differences: "
-                            + ", ".join(f"{r.dataset}: {r.diff:+.4f} (p={r.p_holm:.3g})" for r in tests.itertuples()))
+                            f"Holm-adjusted over {_family(tests['p'], n)} at {alpha}: significantly better on "
+                            f"{better}, worse on {worse} of {n} (criterion: better on > "
+                            f"{criteria['most_cases']:.0%}; fails if worse at least as often); mean differences: "
+                            + ", ".join(f"{r.dataset}: {r.diff:+.4f} ({_p_text(r.p_holm, r.n)})"
+                                        for r in tests.itertuples()))
+
+
+def _family(p_values, n):
+    """The Holm family in words: the datasets with a p-value, of the ``n`` counted ones."""
+    tested = int(np.isfinite(np.asarray(p_values, dtype=np.float64)).sum())
+    return f"{n} datasets" if tested == n else f"the {tested} of {n} datasets with a test"
+
+
+def _p_text(p, n):
+    """A dataset's adjusted p-value, or why it has none (it then counts as neither better nor worse)."""
+    if np.isfinite(p):
+        return f"p={p:.3g}"
+    return "1 paired trial, no test" if n < 2 else f"{n} paired trials without spread, no test"
 
 
 def _similar(auc, mean, criteria):
@@ -243,7 +257,8 @@ def _similar_at(auc, mean, margin, alpha, exact):
         noninferior = _paired(per, OURS, best, shift=margin, alternative="greater")
         inferior = _paired(per, OURS, best, shift=margin, alternative="less")
         rows.append({"dataset": dataset, "best": best, "diff": noninferior["diff"].iloc[0],
-                     "p_non": noninferior["p"].iloc[0], "p_inf": inferior["p"].iloc[0]})
+                     "n": noninferior["n"].iloc[0], "p_non": noninferior["p"].iloc[0],
+                     "p_inf": inferior["p"].iloc[0]})
     if not rows:
         return {**_result("not evaluated", "no dataset where QS3ORAO and an exact baseline both finished"),
                 "counts": ""}
@@ -255,10 +270,12 @@ def _similar_at(auc, mean, margin, alpha, exact):
     counts = f"non-inferior on {non}, inferior on {inferior} of {len(tests)}"
     return {"counts": counts, **_result(verdict, f"non-inferiority of QS3ORAO against the best exact baseline per dataset (by mean AUC), "
                             f"margin {margin} AUC declared in the configuration, one-sided paired t-tests "
-                            f"Holm-adjusted over {len(tests)} datasets at {alpha}: non-inferior on {non}, "
-                            f"inferior by more than the margin on {inferior} (criterion: non-inferior on all; fails "
-                            f"if inferior anywhere); " + ", ".join(
-                                f"{r.dataset} vs {r.best}: {r.diff:+.4f}" for r in tests.itertuples()))}
+                            f"Holm-adjusted over {_family(tests['p_non'], len(tests))} at {alpha}: non-inferior on "
+                            f"{non}, inferior by more than the margin on {inferior} (criterion: non-inferior on all; "
+                            f"fails if inferior anywhere); " + ", ".join(
+                                f"{r.dataset} vs {r.best}: {r.diff:+.4f}"
+                                + ("" if np.isfinite(r.p_non) else f" ({_p_text(r.p_non, r.n)})")
+                                for r in tests.itertuples()))}
 
 
 #: Why a dataset that a signal screen (``screen`` of ``screened_datasets.csv``) marks ``no_signal`` is left out.
