@@ -1,5 +1,7 @@
 """Claims 5-6 machinery: f_t and h_t side by side; curvature, transient, fixed M, slope of the mean error, bounds."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -69,6 +71,14 @@ def test_predicted_amplification_is_the_running_product():
     assert predicted_amplification(1.0, lam, h, n_iter) == (1.0, 0)
     # the offset that keeps eta_1 (lam + h) <= 1 removes the amplification
     assert predicted_amplification(theta, lam, h, n_iter, step_offset=theta * (lam + h))[0] == 1.0
+
+
+def test_an_amplification_past_the_float_range_is_inf_without_a_warning():
+    # theta = 1e4 at lam + h = 1.1: the running log-product passes log(max float) ~ 709 at its peak
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        peak, t_peak = predicted_amplification(1e4, 0.1, 1.0, 2000)
+    assert peak == np.inf and 0 < t_peak <= 2000
 
 
 def test_derivative_bound_is_the_largest_pair_derivative(problem):

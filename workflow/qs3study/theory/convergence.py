@@ -122,7 +122,7 @@ def predicted_amplification(theta, lam, curvature, n_iter, step_offset=0.0):
     Returns
     -------
     peak : float
-        ``max_t`` of the running product (``>= 1``; 1 when no factor exceeds one).
+        ``max_t`` of the running product (``>= 1``; 1 when no factor exceeds one; ``inf`` past the float range).
     t_peak : int
         The ``t`` where it is reached (0 for no amplification).
     """
@@ -131,7 +131,8 @@ def predicted_amplification(theta, lam, curvature, n_iter, step_offset=0.0):
         log_factors = 2.0 * np.log(np.abs(1.0 - step_sizes(theta, n_iter, step_offset) * (lam + curvature)))
     running = np.concatenate([[0.0], np.cumsum(log_factors)])
     t_peak = int(np.argmax(running))
-    return float(np.exp(running[t_peak])), t_peak
+    with np.errstate(over="ignore"):  # a peak past the float range is inf, its true order of magnitude
+        return float(np.exp(running[t_peak])), t_peak
 
 
 def _pair_sets(codes, n_splits):
