@@ -1,5 +1,6 @@
 """The gap decomposition: the three parts add up to the total, trial by trial."""
 
+import hashlib
 import json
 
 import numpy as np
@@ -149,6 +150,8 @@ def test_a_dataset_split_at_other_sizes_is_left_out_and_named(tmp_path):
     assert f"Prepared data not compared: no manifest beside {tmp_path / 'best' / 'results.csv'}." in text
     record = json.loads((tmp_path / "out" / "decomposition.json").read_text())
     assert list(record["left_out"]) == ["a"]
+    tables = [tmp_path / "paper" / "results.csv", tmp_path / "best" / "results.csv"]
+    assert record["inputs"] == {str(path): hashlib.sha256(path.read_bytes()).hexdigest() for path in tables}
 
 
 def test_the_best_effort_decomposition_reads_its_own_table_alone(tmp_path):

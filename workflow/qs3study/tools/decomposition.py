@@ -32,6 +32,7 @@ import pandas as pd
 
 from baselines.registry import METHODS as REGISTRY
 
+from qs3study.datasets import sha256_file
 from qs3study.files import read_columns, refuse_foreign_files, write_with_record
 from qs3study.provenance import run_manifest
 from qs3study.stages.tables import comparison_auc, one_draw, read_results
@@ -204,8 +205,9 @@ def decomposition_markdown(summary, protocol, left_out=None, unchecked=()):
 def main(argv=None):
     """Command-line entry point: write ``decomposition.csv``, ``decomposition_trials.csv`` and ``decomposition.md``.
 
-    They go into ``--out`` with the record :data:`RECORD` of the files written; a file of those names that
-    the decomposition did not write (per its record, or unless it holds the same bytes) is never overwritten.
+    They go into ``--out`` with the record :data:`RECORD` of the files written and the sha256 of each input
+    table; a file of those names that the decomposition did not write (per its record, or unless it holds
+    the same bytes) is never overwritten.
     """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paper", type=Path, help="results.csv of the paper protocol")
@@ -214,6 +216,7 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, required=True, help="folder of that protocol's figures")
     args = parser.parse_args(argv)
     try:
+        inputs = {str(path): sha256_file(path) for path in (args.paper, args.best)}
         tables = [one_draw(read_columns(path, READ_COLUMNS, reader=read_results)) for path in (args.paper, args.best)]
         manifests = (run_manifest(args.paper), run_manifest(args.best))
         unchecked = [str(path) for path, manifest in zip((args.paper, args.best), manifests) if manifest is None]
@@ -229,8 +232,7 @@ def main(argv=None):
     except (ValueError, OSError) as error:
         print(f"decomposition: {error}", file=sys.stderr)
         return 1
-    write_with_record(args.out, contents, RECORD, {"protocol": args.protocol,
-                                                   "inputs": [str(args.paper), str(args.best)], "left_out": left_out})
+    write_with_record(args.out, contents, RECORD, {"protocol": args.protocol, "inputs": inputs, "left_out": left_out})
     print(markdown)
     return 0
 
