@@ -152,6 +152,7 @@ def test_a_dataset_split_at_other_sizes_is_left_out_and_named(tmp_path):
     assert list(record["left_out"]) == ["a"]
     tables = [tmp_path / "paper" / "results.csv", tmp_path / "best" / "results.csv"]
     assert record["inputs"] == {str(path): hashlib.sha256(path.read_bytes()).hexdigest() for path in tables}
+    assert record["margin"] == 0.01
 
 
 def test_the_best_effort_decomposition_reads_its_own_table_alone(tmp_path):
@@ -161,3 +162,35 @@ def test_the_best_effort_decomposition_reads_its_own_table_alone(tmp_path):
                  "--protocol", "best", "--out", str(tmp_path / "out")]) == 0
     text = (tmp_path / "out" / "decomposition.md").read_text()
     assert "| a | svorex | 4 |" in text and "| b | svorex | 4 |" in text and "Left out" not in text
+
+
+def test_converged_fits_off_their_minimiser_are_counted_from_the_protocols_own_table():
+    # Dataset a: QS3ORAO met its criterion in trials 0-2 (trial 2 0.05 below f*, trial 3 unconverged).
+    paper, best = _table(PAPER, seed=1), _table(BEST, seed=2)
+    ours = (best["method"] == "qs3orao") & (best["dataset"] == "a")
+    best.loc[ours, "converged"] = best.loc[ours, "trial"].map({0: True, 1: True, 2: True, 3: False})
+    exact = best[(best["method"] == "qs3orao-exact") & (best["dataset"] == "a")].set_index("trial")["auc"]
+    best.loc[ours, "auc"] = best.loc[ours, "trial"].map({0: exact[0], 1: exact[1] - 0.005, 2: exact[2] - 0.05,
+                                                         3: exact[3] - 0.05})
+    trials = trial_decomposition(paper, best, "best")
+    assert trials.set_index(["dataset", "trial"])["ours_converged"].loc["a"].tolist() == [True, True, True, False]
+    summary = summarise(trials, margin=0.01).set_index("dataset")
+    assert summary.loc["a", ["n_converged", "n_converged_off"]].tolist() == [3, 1]
+    assert summary.loc["b", ["n_converged", "n_converged_off"]].tolist() == [0, 0]
+    assert summarise(trials, margin=0.001).set_index("dataset").loc["a", "n_converged_off"] == 2
+    text = decomposition_markdown(summarise(trials, margin=0.01), "best", margin=0.01)
+    assert "converged (off f*) |" in text and text.splitlines()[2].endswith("| 3 (1) |")
+    assert "more than 0.01 AUC (8f's non-inferiority margin) below f*" in text
+    # the paper protocol's fits have no criterion: the column is not drawn from the other table's flags
+    paper_trials = trial_decomposition(paper, best, "paper")
+    assert paper_trials["ours_converged"].isna().all()
+    assert "converged (off f*)" not in decomposition_markdown(summarise(paper_trials), "paper")
+
+
+@pytest.mark.parametrize("margin", ["0", "-0.01", "nan"])
+def test_a_margin_that_is_not_a_positive_auc_distance_is_refused(tmp_path, margin, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([_write(tmp_path, "paper.csv", _table(PAPER)), _write(tmp_path, "best.csv", _table(BEST)),
+              "--protocol", "best", "--out", str(tmp_path / "out"), "--margin", margin])
+    assert exit_info.value.code == 2 and "--margin must be a positive AUC distance" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

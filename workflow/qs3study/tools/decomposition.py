@@ -28,6 +28,7 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from baselines.registry import METHODS as REGISTRY
@@ -35,7 +36,7 @@ from baselines.registry import METHODS as REGISTRY
 from qs3study.datasets import sha256_file
 from qs3study.files import read_columns, refuse_foreign_files, write_with_record
 from qs3study.provenance import run_manifest
-from qs3study.stages.tables import comparison_auc, one_draw, read_results
+from qs3study.stages.tables import comparison_auc, finished_comparison, one_draw, read_results
 
 __all__ = ["OURS", "EXACT_REFERENCE", "BASELINES", "PARTS", "PROTOCOLS", "unpaired_datasets", "trial_decomposition",
            "summarise", "decomposition_markdown", "main"]
@@ -47,7 +48,10 @@ BASELINES = tuple(m.name for m in REGISTRY.values() if m.role == "paper" and m.n
 PARTS = ("optimisation", "grid", "objective")
 PROTOCOLS = ("paper", "best")
 #: The columns of a results table the decomposition reads.
-READ_COLUMNS = ("dataset", "method", "trial", "comparison", "status", "auc", "n_labeled", "n_unlabeled")
+READ_COLUMNS = ("dataset", "method", "trial", "comparison", "status", "auc", "n_labeled", "n_unlabeled", "converged")
+#: 8f's non-inferiority margin (the configurations' ``claims.non_inferiority_margin``): the AUC distance to f*
+#: past which a QS3ORAO fit marked converged is counted as off its objective's minimiser.
+MARGIN = 0.01
 #: The decomposition's record in its output folder: the files it wrote there (it overwrites no other).
 RECORD = "decomposition.json"
 
@@ -114,7 +118,8 @@ def trial_decomposition(paper, best, protocol, leave_out=()):
     Returns
     -------
     pandas.DataFrame
-        ``dataset, trial, baseline, ours, f_star, f_star_best, baseline_auc, total`` and :data:`PARTS`;
+        ``dataset, trial, baseline, ours, f_star, f_star_best, baseline_auc, total``, :data:`PARTS` and
+        ``ours_converged`` (QS3ORAO's ``converged``: True, False, or NaN for a fit without a criterion);
         only trials where all four values exist.
 
     Raises
@@ -127,7 +132,11 @@ def trial_decomposition(paper, best, protocol, leave_out=()):
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     if paper.equals(best):
         raise ValueError("the paper and best-effort tables are the same table: give each protocol's results.csv")
-    own, other = (comparison_auc(table[~table["dataset"].isin(leave_out)]) for table in (paper, best))
+    kept = [table[~table["dataset"].isin(leave_out)] for table in (paper, best)]
+    own, other = (comparison_auc(table) for table in kept)
+    ours = finished_comparison(kept[PROTOCOLS.index(protocol)])
+    ours = ours[ours["method"] == OURS].set_index(["dataset", "trial"])
+    marked = ours["converged"] if "converged" in ours else pd.Series(np.nan, index=ours.index)
     if protocol == "best":
         own, other = other, own
     f_best = (other if protocol == "paper" else own).get(EXACT_REFERENCE)
@@ -146,18 +155,24 @@ def trial_decomposition(paper, best, protocol, leave_out=()):
             rows.append({"dataset": name, "trial": int(trial), "baseline": baseline, "ours": r["ours"],
                          "f_star": r["f_star"], "f_star_best": r["f_star_best"], "baseline_auc": r["baseline_auc"],
                          "total": r["baseline_auc"] - r["ours"], "optimisation": r["f_star"] - r["ours"],
-                         "grid": r["f_star_best"] - r["f_star"], "objective": r["baseline_auc"] - r["f_star_best"]})
+                         "grid": r["f_star_best"] - r["f_star"], "objective": r["baseline_auc"] - r["f_star_best"],
+                         "ours_converged": marked.get((name, trial), np.nan)})
     if not rows:
         raise ValueError(f"no trial of the {protocol} table ({', '.join(map(str, own.index.unique('dataset')))}) "
                          f"has QS3ORAO, f* and a baseline finished and f* of the best-effort protocol in the other "
                          f"table ({', '.join(map(str, f_best.index.unique('dataset')))}) for the same dataset "
                          "and trial")
-    columns = ["dataset", "trial", "baseline", "ours", "f_star", "f_star_best", "baseline_auc", "total", *PARTS]
+    columns = ["dataset", "trial", "baseline", "ours", "f_star", "f_star_best", "baseline_auc", "total", *PARTS,
+               "ours_converged"]
     return pd.DataFrame(rows, columns=columns)
 
 
-def summarise(trials):
-    """Mean and standard deviation over trials of the total and each part, per dataset."""
+def summarise(trials, margin=MARGIN):
+    """Per dataset: mean and standard deviation over trials of the total and each part, and the converged fits.
+
+    ``n_converged`` counts the trials whose QS3ORAO fit met its stated criterion (``ours_converged``),
+    ``n_converged_off`` those of them whose AUC is more than ``margin`` below f*'s on the same split.
+    """
     if trials.empty:
         return pd.DataFrame(columns=["dataset", "baseline", "n_trials"])
     values = ["total", *PARTS]
@@ -166,10 +181,13 @@ def summarise(trials):
     out.columns = [f"{name}_{stat}" for name, stat in out.columns]
     out.insert(0, "n_trials", grouped.size())
     out.insert(0, "baseline", grouped["baseline"].first())
+    converged = trials["ours_converged"].eq(True)
+    out["n_converged"] = converged.groupby(trials["dataset"]).sum()
+    out["n_converged_off"] = (converged & (trials["optimisation"] > margin)).groupby(trials["dataset"]).sum()
     return out.reset_index()
 
 
-def decomposition_markdown(summary, protocol, left_out=None, unchecked=()):
+def decomposition_markdown(summary, protocol, left_out=None, unchecked=(), margin=MARGIN):
     """The per-dataset table as markdown (mean ± SD over paired trials), then what was left out or not checked.
 
     Parameters
@@ -181,11 +199,17 @@ def decomposition_markdown(summary, protocol, left_out=None, unchecked=()):
         ``dataset -> reason`` (:func:`unpaired_datasets`).
     unchecked : sequence of str
         The results tables without a manifest beside them, whose prepared data could not be compared.
+    margin : float
+        The AUC distance to f* that ``n_converged_off`` counts past (:func:`summarise`).
     """
+    criterion = "n_converged" in summary and summary["n_converged"].gt(0).any()
     lines = ["| dataset | best exact baseline | trials | total gap | optimisation (f* − QS3ORAO) | "
-             "grid (best-effort f* − paper f*) | objective (rest) |", "|---|---|---|---|---|---|---|"]
+             "grid (best-effort f* − paper f*) | objective (rest) |" + (" converged (off f*) |" if criterion else ""),
+             "|---|---|---|---|---|---|---|" + ("---|" if criterion else "")]
     for r in summary.itertuples():
         cells = [f"{getattr(r, f'{v}_mean'):+.4f} ± {getattr(r, f'{v}_std'):.4f}" for v in ("total", *PARTS)]
+        if criterion:
+            cells.append(f"{r.n_converged} ({r.n_converged_off})")
         lines.append(f"| {r.dataset} | {r.baseline} | {r.n_trials} | " + " | ".join(cells) + " |")
     lines += ["", f"Protocol: {protocol}. Per trial, total = B − QS3ORAO = (f* − QS3ORAO) + (f*_best − f*) + "
                   "(B − f*_best), with B the exact baseline of highest mean AUC in this protocol, f* the exact "
@@ -194,6 +218,12 @@ def decomposition_markdown(summary, protocol, left_out=None, unchecked=()):
                   "behind. The grid part is all the best-effort protocol changes for f*: its grids and, on a "
                   "dataset whose features it scales differently (feature_scaling), that scaling too. In the "
                   "best-effort protocol the grid part is 0 by construction."]
+    if criterion:
+        lines += ["", f"Converged: the trials whose QS3ORAO fit met its stated criterion (column `converged` of "
+                      f"results.csv); in parentheses, those of them more than {margin:g} AUC (8f's non-inferiority "
+                      "margin) below f* on the same split. The criterion reads the training risk's change per "
+                      "doubling of the iterations, not the distance to f*: a fit whose risk falls slowly meets it "
+                      "far from f*."]
     if left_out:
         lines += ["", "Left out, not the same data or split in both runs:", "",
                   *(f"- {dataset}: {reason}." for dataset, reason in left_out.items())]
@@ -214,7 +244,12 @@ def main(argv=None):
     parser.add_argument("best", type=Path, help="results.csv of the best-effort protocol")
     parser.add_argument("--protocol", choices=PROTOCOLS, required=True, help="whose gap is decomposed")
     parser.add_argument("--out", type=Path, required=True, help="folder of that protocol's figures")
+    parser.add_argument("--margin", type=float, default=MARGIN,
+                        help="AUC distance to f* past which a converged QS3ORAO fit is counted off it "
+                             "(default: 8f's non-inferiority margin, %(default)g)")
     args = parser.parse_args(argv)
+    if not (np.isfinite(args.margin) and args.margin > 0):
+        parser.error(f"--margin must be a positive AUC distance, got {args.margin}")
     try:
         inputs = {str(path): sha256_file(path) for path in (args.paper, args.best)}
         tables = [one_draw(read_columns(path, READ_COLUMNS, reader=read_results)) for path in (args.paper, args.best)]
@@ -223,8 +258,8 @@ def main(argv=None):
         # the best-effort decomposition reads the best-effort table alone (its grid part is 0)
         left_out = unpaired_datasets(*tables, manifests) if args.protocol == "paper" else {}
         trials = trial_decomposition(*tables, args.protocol, leave_out=left_out)
-        summary = summarise(trials)
-        markdown = decomposition_markdown(summary, args.protocol, left_out, unchecked)
+        summary = summarise(trials, args.margin)
+        markdown = decomposition_markdown(summary, args.protocol, left_out, unchecked, args.margin)
         contents = {"decomposition_trials.csv": trials.to_csv(index=False).encode(),
                     "decomposition.csv": summary.to_csv(index=False).encode(),
                     "decomposition.md": markdown.encode()}
@@ -232,7 +267,8 @@ def main(argv=None):
     except (ValueError, OSError) as error:
         print(f"decomposition: {error}", file=sys.stderr)
         return 1
-    write_with_record(args.out, contents, RECORD, {"protocol": args.protocol, "inputs": inputs, "left_out": left_out})
+    write_with_record(args.out, contents, RECORD, {"protocol": args.protocol, "inputs": inputs, "margin": args.margin,
+                                                   "left_out": left_out})
     print(markdown)
     return 0
 
