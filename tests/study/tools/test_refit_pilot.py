@@ -1,4 +1,4 @@
-"""The step-offset pilot: which fits it refits, that an unchanged refit is the committed fit, and its verdicts."""
+"""The refit pilot: which fits it refits, that an unchanged refit is the committed fit, and its verdicts."""
 
 import json
 import logging
@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from qs3study.stages.training import fit_and_score
-from qs3study.tools import step_offset_pilot as pilot
+from qs3study.tools import refit_pilot as pilot
 
 DESIGN = {"name": "pilot-test", "results": "results.csv", "methods": ["qs3orao", "qs3orao-labeled"], "tuning_draw": 0,
           "trials": [0, 1], "candidate": {"step_offset": "auto-data"}, "reproduce_trials": [0], "n_labeled": 40,
@@ -69,9 +69,10 @@ def prepared(tmp_path):
     return tmp_path / "data"
 
 
-def committed_fit(prepared, method):
-    """A committed row as the pipeline writes it: the same trial run through fit_and_score."""
+def committed_fit(prepared, method, **params):
+    """A committed row as the pipeline writes it (``params`` changed): the same trial run through fit_and_score."""
     row = results_row("uci_bike", method, 0)
+    row["params"] = json.dumps({**json.loads(row["params"]), **params})
     record = {"seed": row["seed"], "size": row["size"], "warnings": []}
     spec = {"method": row["base_method"], "params": json.loads(row["params"]), "memory_budget_mb": 1024.0}
     fit_and_score(prepared / "uci_bike" / "X.npy", prepared / "uci_bike" / "y.npy", spec, {}, record,
@@ -90,6 +91,20 @@ def test_an_unchanged_refit_is_the_committed_fit_and_the_candidate_changes_only_
     assert candidate["status"] == "ok" and candidate["step_offset"] == "auto-data"
     assert candidate["auc"] != row["auc"]  # a larger step: another trajectory on the same rows and seed
     assert pilot.reproduction_failures(pd.DataFrame([same])).empty
+
+
+def test_a_larger_cap_keeps_a_converged_fit_and_runs_an_unconverged_one_on(prepared):
+    design = {**DESIGN, "candidate": {"max_iter": 1600}}
+    settled = committed_fit(prepared, "qs3orao", tol=0.5)  # met at the first doubling
+    assert settled["converged"] and settled["n_iter_fitted"] < 400
+    candidate = pilot.refit(pilot.CANDIDATE, settled, design, prepared)
+    assert candidate["max_iter"] == "1600"
+    assert (candidate["n_iter_fitted"], candidate["converged"], candidate["auc"]) == (
+        settled["n_iter_fitted"], True, settled["auc"])
+    moving = committed_fit(prepared, "qs3orao", tol=1e-12)  # never met
+    assert not moving["converged"] and moving["n_iter_fitted"] == 400
+    candidate = pilot.refit(pilot.CANDIDATE, moving, design, prepared)
+    assert candidate["n_iter_fitted"] == 1600 and not candidate["converged"] and candidate["auc"] != moving["auc"]
 
 
 def test_a_refit_that_raises_is_recorded_failed(prepared):

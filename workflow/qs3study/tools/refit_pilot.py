@@ -1,18 +1,19 @@
-"""A pilot of QS3ORAO's step offset: committed comparison fits refitted with only ``step_offset`` changed.
+"""A refit pilot: a committed run's QS3ORAO comparison fits refitted with only a candidate's parameters changed.
 
-The design (a YAML file, fixed before the run; ``workflow/config/step-offset-pilot.yaml``) names a
-committed run's ``results.csv``, the QS3ORAO columns, the tuning draw, the trials and the candidate
-parameters. Every selected fit is refitted on the same rows, seed and tuned values
-(:func:`qs3study.stages.training.fit_and_score`, the pipeline's own trial) with the candidate's
-parameters, and the trials of ``reproduce_trials`` once more unchanged, as a check of the harness:
-they must give the committed iteration count, convergence flag and AUC. Each fit is written to
-``--work`` as it finishes (an interrupted pilot goes on where it stopped, and a work folder left by
-another design or another commit is refused); then ``--out`` gets ``fits.csv`` (one row per refit
-beside its committed values), ``summary.csv`` and ``summary.md`` (converged fits per column with a
+The design (a YAML file, fixed before the run, such as ``workflow/config/step-offset-pilot.yaml``
+or ``workflow/config/iteration-cap-pilot.yaml``) names a committed run's ``results.csv``, the
+QS3ORAO columns, the tuning draw, the trials and the candidate parameters. Every selected fit is
+refitted on the same rows, seed and tuned values (:func:`qs3study.stages.training.fit_and_score`,
+the pipeline's own trial) with the candidate's parameters, and the trials of ``reproduce_trials``
+once more unchanged, as a check of the harness: they must give the committed iteration count,
+convergence flag and AUC. Each fit is written to ``--work`` (default ``results/<design name>``) as
+it finishes (an interrupted pilot goes on where it stopped, and a work folder left by another
+design or another commit is refused); then ``--out`` gets ``fits.csv`` (one row per refit beside
+its committed values), ``summary.csv`` and ``summary.md`` (converged fits per column with a
 Clopper-Pearson interval, the verdict against the design's bar, the AUC change) and the record
 ``pilot_record.json`` (the design, the inputs' sha256, the code's commit and the package versions).
 
-    python -m qs3study.tools.step_offset_pilot workflow/config/step-offset-pilot.yaml \\
+    python -m qs3study.tools.refit_pilot workflow/config/step-offset-pilot.yaml \\
         --data results/data --out figures/step-offset-pilot --jobs 2
 """
 
@@ -107,7 +108,7 @@ def refit(variant, row, design, data):
     spec = {"method": row["base_method"], "params": params, "memory_budget_mb": row["memory_budget_mb"]}
     record = {"seed": int(row["seed"]), "size": str(row["size"]), "warnings": [], "params": params}
     folder = Path(data, row["dataset"])
-    log = logging.getLogger(f"step_offset_pilot.{_task_name(variant, row)}")
+    log = logging.getLogger(f"refit_pilot.{_task_name(variant, row)}")
     with limit_threads(1):
         try:
             fit_and_score(folder / "X.npy", folder / "y.npy", spec, {}, record, log, n_labeled=design["n_labeled"],
@@ -115,7 +116,7 @@ def refit(variant, row, design, data):
         except Exception as error:  # noqa: BLE001 - a failed refit is a result of the pilot
             record.update(status="failed", reason=" ".join(f"{type(error).__name__}: {error}".split()))
     return {"dataset": row["dataset"], "method": row["method"], "trial": int(row["trial"]), "variant": variant,
-            "step_offset": str(params.get("step_offset")), "status": record["status"],
+            **{key: str(params.get(key)) for key in design["candidate"]}, "status": record["status"],
             "reason": record.get("reason", ""), "n_iter_fitted": record.get("n_iter_fitted"),
             "converged": record.get("converged"), "auc": record.get("auc"), "fit_time": record.get("fit_time"),
             "committed_n_iter": row["n_iter_fitted"], "committed_converged": bool(row["converged"]),
@@ -208,7 +209,7 @@ def summary_markdown(fits, summary, design):
     failures = reproduction_failures(fits)
     checked = int((fits["variant"] == COMMITTED).sum())
     candidate = ", ".join(f"{key} = {value}" for key, value in design["candidate"].items())
-    lines = [f"# Step-offset pilot ({candidate})", "",
+    lines = [f"# Refit pilot {design['name']} ({candidate})", "",
              f"Design: `{design['name']}`; fits of `{design['results']}`, tuning draw {design['tuning_draw']}, "
              f"trials {design['trials']}, refitted with {candidate} and nothing else changed.", "",
              "## Harness check", "",
@@ -248,21 +249,22 @@ def main(argv=None):
     parser.add_argument("design", help="the pilot's design (YAML)")
     parser.add_argument("--data", required=True, help="folder of the prepared arrays, <dataset>/X.npy and y.npy")
     parser.add_argument("--out", required=True, help="folder of the pilot's outputs")
-    parser.add_argument("--work", default="results/step-offset-pilot", help="folder of the finished refits")
+    parser.add_argument("--work", help="folder of the finished refits (default: results/<design name>)")
     parser.add_argument("--jobs", type=int, default=1, help="processes, one thread each")
     args = parser.parse_args(argv)
     design = read_design(args.design)
     refuse_foreign_files(args.out, OUTPUTS, RECORD)
     tasks = pilot_tasks(read_results(design["results"]), design)
     code = git_state(_REPOSITORY)
-    fits = run_pilot(tasks, design, args.data, args.work, args.jobs, {"design": design, "git": code})
+    work = args.work or Path("results", design["name"])
+    fits = run_pilot(tasks, design, args.data, work, args.jobs, {"design": design, "git": code})
     summary = summarise(fits, design)
     contents = {"fits.csv": fits.to_csv(index=False).encode(), "summary.csv": summary.to_csv(index=False).encode(),
                 "summary.md": summary_markdown(fits, summary, design).encode()}
     data = {f"{dataset}/{name}": sha256_file(Path(args.data, dataset, name))
             for dataset in sorted({row["dataset"] for _, row in tasks}) for name in ("X.npy", "y.npy")}
     write_with_record(args.out, contents, RECORD, {
-        "command": " ".join(["python -m qs3study.tools.step_offset_pilot", *(argv or sys.argv[1:])]),
+        "command": " ".join(["python -m qs3study.tools.refit_pilot", *(argv or sys.argv[1:])]),
         "design": args.design, "design_content": design, "data": str(args.data), "git": code,
         "versions": package_versions(),
         "inputs": {design["results"]: sha256_file(design["results"]), **data}})
