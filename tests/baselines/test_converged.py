@@ -123,3 +123,39 @@ def test_every_qs3orao_parameter_is_a_parameter_of_the_converged_fit():
     own = set(inspect.signature(ConvergedQS3ORAO.__init__).parameters)
     assert set(inspect.signature(QS3ORAO.__init__).parameters) <= own
     assert ConvergedQS3ORAO(trig_backend="numpy").get_params()["trig_backend"] == "numpy"
+
+
+def test_require_falling_takes_a_small_change_only_once_it_is_falling():
+    from baselines.converged import _RiskMonitor
+
+    # relative changes 0.0065, 0.0107, 0.0187, 0.009, 0.005: a slow start, then a settling risk
+    risks = [1.0]
+    for change in (0.0065, 0.0107, 0.0187, 0.009, 0.005):
+        risks.append(risks[-1] / (1 + change))
+    stops = {}
+    for falling in (False, True):
+        monitor = _RiskMonitor(None, None, 0.01, require_falling=falling)
+        stops[falling] = next(i for i, risk in enumerate(risks) if monitor.read(i, risk))
+    assert stops == {False: 1, True: 4}
+
+
+def test_require_falling_never_stops_at_the_first_reading_and_keeps_the_plain_fit():
+    X, y = _problem()
+    first = ConvergedQS3ORAO(n_iter=25, tol=0.5, max_iter=12800, **PARAMS).fit(X, y)
+    assert first.converged_ and len(first.history_) == 1
+    model = ConvergedQS3ORAO(n_iter=25, tol=0.5, max_iter=12800, require_falling=True, **PARAMS).fit(X, y)
+    assert model.converged_ and len(model.history_) >= 2
+    (*_, before), (*_, last) = model.history_[-2:]
+    assert last <= 0.5 and last < before
+    assert model.history_[0] == first.history_[0]  # the same run, read once more
+    plain = QS3ORAO(n_iter=model.n_iter_, step_offset="auto", **PARAMS).fit(X, y)
+    np.testing.assert_allclose(model.train_scores_, plain.train_scores_, rtol=0, atol=1e-10)
+
+
+def test_require_falling_unconverged_says_what_it_required():
+    X, y = _problem()
+    with pytest.warns(ConvergenceWarning, match="or by a change not smaller than the one before"):
+        model = ConvergedQS3ORAO(n_iter=50, tol=1e-9, max_iter=200, require_falling=True, **PARAMS).fit(X, y)
+    assert not model.converged_
+    with pytest.raises(ValueError, match="require_falling must be True or False, got 'yes'"):
+        ConvergedQS3ORAO(require_falling="yes").fit(X, y)
