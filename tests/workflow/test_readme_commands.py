@@ -84,6 +84,7 @@ PYTHON_COMMANDS = (
     "python -m qs3study.tools.decomposition PAPER_RESULTS BEST_RESULTS --protocol paper --out figures/reproduction-paper",
     "python -m qs3study.tools.documents",
     "python -m qs3study.tools.outputs --directory . --configuration default",
+    "python -m qs3study.tools.refit_pilot DESIGN --data <run>/results/data --out figures/<design name> --jobs 2",
     "python -m qs3study.tools.results_diff figures/<name>/results.csv figures/reproduction-<protocol>/results.csv",
     "python -m qs3study.tools.run_archive save run.tar.gz --configfile <its configuration files>",
     "python -m qs3study.tools.theorem1_search",
