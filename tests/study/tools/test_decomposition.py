@@ -194,3 +194,13 @@ def test_a_margin_that_is_not_a_positive_auc_distance_is_refused(tmp_path, margi
               "--protocol", "best", "--out", str(tmp_path / "out"), "--margin", margin])
     assert exit_info.value.code == 2 and "--margin must be a positive AUC distance" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("option, recorded", [([], 0.02), (["--margin", "0.005"], 0.005)])
+def test_the_margin_is_the_runs_own_unless_given(tmp_path, option, recorded):
+    (tmp_path / "best").mkdir()
+    manifest = {**_manifest(), "config": {**_manifest()["config"], "claims": {"non_inferiority_margin": 0.02}}}
+    (tmp_path / "best" / "manifest.json").write_text(json.dumps(manifest))
+    assert main([_write(tmp_path, "paper.csv", _table(PAPER)), _write(tmp_path / "best", "results.csv", _table(BEST)),
+                 "--protocol", "best", "--out", str(tmp_path / "out"), *option]) == 0
+    assert json.loads((tmp_path / "out" / "decomposition.json").read_text())["margin"] == recorded

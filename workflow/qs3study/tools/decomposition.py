@@ -33,6 +33,7 @@ import pandas as pd
 
 from baselines.registry import METHODS as REGISTRY
 
+from qs3study.claims.empirical import DEFAULT_CRITERIA
 from qs3study.datasets import sha256_file
 from qs3study.files import read_columns, refuse_foreign_files, write_with_record
 from qs3study.provenance import run_manifest
@@ -49,9 +50,9 @@ PARTS = ("optimisation", "grid", "objective")
 PROTOCOLS = ("paper", "best")
 #: The columns of a results table the decomposition reads.
 READ_COLUMNS = ("dataset", "method", "trial", "comparison", "status", "auc", "n_labeled", "n_unlabeled", "converged")
-#: 8f's non-inferiority margin (the configurations' ``claims.non_inferiority_margin``): the AUC distance to f*
-#: past which a QS3ORAO fit marked converged is counted as off its objective's minimiser.
-MARGIN = 0.01
+#: The AUC distance to f* past which a QS3ORAO fit marked converged is counted off its objective's minimiser,
+#: unless the run's configuration or ``--margin`` says otherwise: 8f's non-inferiority margin.
+MARGIN = DEFAULT_CRITERIA["non_inferiority_margin"]
 #: The decomposition's record in its output folder: the files it wrote there (it overwrites no other).
 RECORD = "decomposition.json"
 
@@ -244,11 +245,11 @@ def main(argv=None):
     parser.add_argument("best", type=Path, help="results.csv of the best-effort protocol")
     parser.add_argument("--protocol", choices=PROTOCOLS, required=True, help="whose gap is decomposed")
     parser.add_argument("--out", type=Path, required=True, help="folder of that protocol's figures")
-    parser.add_argument("--margin", type=float, default=MARGIN,
-                        help="AUC distance to f* past which a converged QS3ORAO fit is counted off it "
-                             "(default: 8f's non-inferiority margin, %(default)g)")
+    parser.add_argument("--margin", type=float,
+                        help="AUC distance to f* past which a converged QS3ORAO fit is counted off it (default: "
+                             f"8f's non-inferiority margin, the run's claims.non_inferiority_margin, else {MARGIN:g})")
     args = parser.parse_args(argv)
-    if not (np.isfinite(args.margin) and args.margin > 0):
+    if args.margin is not None and not (np.isfinite(args.margin) and args.margin > 0):
         parser.error(f"--margin must be a positive AUC distance, got {args.margin}")
     try:
         inputs = {str(path): sha256_file(path) for path in (args.paper, args.best)}
@@ -258,8 +259,10 @@ def main(argv=None):
         # the best-effort decomposition reads the best-effort table alone (its grid part is 0)
         left_out = unpaired_datasets(*tables, manifests) if args.protocol == "paper" else {}
         trials = trial_decomposition(*tables, args.protocol, leave_out=left_out)
-        summary = summarise(trials, args.margin)
-        markdown = decomposition_markdown(summary, args.protocol, left_out, unchecked, args.margin)
+        own = manifests[PROTOCOLS.index(args.protocol)] or {}
+        margin = args.margin or own.get("config", {}).get("claims", {}).get("non_inferiority_margin", MARGIN)
+        summary = summarise(trials, margin)
+        markdown = decomposition_markdown(summary, args.protocol, left_out, unchecked, margin)
         contents = {"decomposition_trials.csv": trials.to_csv(index=False).encode(),
                     "decomposition.csv": summary.to_csv(index=False).encode(),
                     "decomposition.md": markdown.encode()}
@@ -267,7 +270,7 @@ def main(argv=None):
     except (ValueError, OSError) as error:
         print(f"decomposition: {error}", file=sys.stderr)
         return 1
-    write_with_record(args.out, contents, RECORD, {"protocol": args.protocol, "inputs": inputs, "margin": args.margin,
+    write_with_record(args.out, contents, RECORD, {"protocol": args.protocol, "inputs": inputs, "margin": margin,
                                                    "left_out": left_out})
     print(markdown)
     return 0
