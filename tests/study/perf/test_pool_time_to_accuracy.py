@@ -58,18 +58,25 @@ def test_reduced_pool_gives_every_method_a_row_and_a_pareto_plot(shared_mirror, 
     assert figure.stat().st_size > 0
 
 
-def test_a_split_other_than_the_tuned_run_is_refused(shared_mirror, tmp_path):
-    pool = pool_problem("road3d_subset", cache_dir=tmp_path / "cache", mirror=shared_mirror)
-    with open(RESULTS, newline="") as handle:
-        rows = [r for r in csv.DictReader(handle) if r["dataset"] == "road3d_subset" and r["method"] == "rff-auc"]
-    assert np.isclose(float(rows[0]["gamma_scale"]), pool.scale, rtol=1e-9, atol=0)
+def road3d_rows_changed(source, method, change, path):
+    """``source``'s road3d_subset rows of ``method``, each changed in place by ``change``, as the table ``path``."""
+    with open(source, newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["dataset"] == "road3d_subset" and r["method"] == method]
     for r in rows:
-        r["gamma_scale"] = str(2 * float(r["gamma_scale"]))
-    shifted = tmp_path / "results.csv"
-    with open(shifted, "w", newline="") as handle:
+        change(r)
+    with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
+    return path
+
+
+def test_a_split_other_than_the_tuned_run_is_refused(shared_mirror, tmp_path):
+    pool = pool_problem("road3d_subset", cache_dir=tmp_path / "cache", mirror=shared_mirror)
+    _, scale = tuned_settings(RESULTS, "road3d_subset", "rff-auc", 0)
+    assert np.isclose(scale, pool.scale, rtol=1e-9, atol=0)
+    shifted = road3d_rows_changed(RESULTS, "rff-auc", lambda r: r.update(gamma_scale=str(2 * float(r["gamma_scale"]))),
+                                  tmp_path / "results.csv")
     with pytest.raises(ValueError, match="not the tuned run's"):
         run_pool(pool, results_csv=shifted, trial=0, n_iters=[10], feature_sizes={"rff-auc": [8]},
                  exact_unlabeled=[], memory_budget_mb=64, methods=("rff-auc",))
@@ -92,17 +99,12 @@ def test_best_effort_values_fit_both_schedules_without_the_convergence_criterion
 
 def test_a_diverging_paper_schedule_is_one_point_with_its_reason(shared_mirror, tmp_path):
     # At a lam far below the paper grid's the paper's step theta / t diverges on road3d; the stable step does not.
-    with open(BEST, newline="") as handle:
-        rows = [r for r in csv.DictReader(handle) if r["dataset"] == "road3d_subset" and r["method"] == "qs3orao"]
-    for r in rows:
-        r["params"] = json.dumps({**json.loads(r["params"]), "lam": 2.0**-16})
-    small_lam = tmp_path / "results.csv"
-    with open(small_lam, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    def small_lam(row):
+        row["params"] = json.dumps({**json.loads(row["params"]), "lam": 2.0**-16})
+
+    table = road3d_rows_changed(BEST, "qs3orao", small_lam, tmp_path / "results.csv")
     pool = pool_problem("road3d_subset", cache_dir=tmp_path / "cache", mirror=shared_mirror)
-    points = run_pool(pool, results_csv=small_lam, trial=0, n_iters=[100, 400], feature_sizes={}, exact_unlabeled=[],
+    points = run_pool(pool, results_csv=table, trial=0, n_iters=[100, 400], feature_sizes={}, exact_unlabeled=[],
                       memory_budget_mb=1024, n_jobs=1, methods=("qs3orao", "qs3orao-auto"))
     paper, auto = ([p for p in points if p["method"] == label] for label in ("qs3orao", "qs3orao-auto"))
     assert len(paper) == 1 and np.isnan(paper[0]["auc"]) and paper[0]["note"].startswith("diverged")
