@@ -13,7 +13,11 @@ from qs3study.tools import refit_pilot as pilot
 
 DESIGN = {"name": "pilot-test", "results": "results.csv", "methods": ["qs3orao", "qs3orao-labeled"], "tuning_draw": 0,
           "trials": [0, 1], "candidate": {"step_offset": "auto-data"}, "reproduce_trials": [0], "n_labeled": 40,
-          "bar": 0.95, "auc_tolerance": 0.005, "confidence": 0.95}
+          "bar": 0.95, "auc_tolerance": 0.005, "confidence": 0.95, "stopped_at": None, "reference": None, "margin": None,
+          "decision": "bar"}
+REFERENCE_DESIGN = {**DESIGN, "tuning_draw": [0, 1], "stopped_at": 200, "candidate": {"require_falling": True},
+                    "reference": {"qs3orao": "qs3orao-exact", "qs3orao-labeled": "qs3orao-exact-labeled"},
+                    "margin": 0.01, "decision": "reference"}
 PARAMS = {"n_iter": 100, "max_iter": 400, "tol": 0.01, "n_components": 4, "batch_size": 4, "gamma": 1.0,
           "lam": 0.05, "step_offset": "auto"}
 
@@ -53,6 +57,39 @@ def test_a_design_with_a_missing_or_unknown_key_is_refused(tmp_path):
     path.write_text(yaml.safe_dump({**{k: v for k, v in DESIGN.items() if k != "bar"}, "seeds": 3}))
     with pytest.raises(ValueError, match=r"missing keys \['bar'\], unknown keys \['seeds'\]"):
         pilot.read_design(path)
+
+
+def test_the_optional_keys_default_and_a_decision_without_its_reference_is_refused(tmp_path):
+    path = tmp_path / "design.yaml"
+    required = {k: v for k, v in DESIGN.items() if k not in ("stopped_at", "reference", "margin", "decision")}
+    path.write_text(yaml.safe_dump(required))
+    assert pilot.read_design(path) == DESIGN
+    for changes, message in (({"decision": "share"}, "decision must be one of"),
+                             ({"decision": "reference"}, "needs a reference and a margin"),
+                             ({"margin": 0.01}, "given together")):
+        path.write_text(yaml.safe_dump({**required, **changes}))
+        with pytest.raises(ValueError, match=message):
+            pilot.read_design(path)
+
+
+def test_a_stopping_point_and_a_reference_select_the_stopped_fits_beside_their_minimiser():
+    results = committed_results()
+    results = results[results["tuning_draw"] == 0]
+    results = pd.concat([results, results.assign(tuning_draw=1)], ignore_index=True)
+    stopped = (results["dataset"] == "uci_bike") & results["trial"].isin([0, 1]) & (results["method"] == "qs3orao")
+    results.loc[stopped, "n_iter_fitted"] = 200.0
+    exact = results[results["method"].isin(DESIGN["methods"])].copy()
+    exact["method"] = exact["method"].str.replace("qs3orao", "qs3orao-exact")
+    exact["auc"] = 0.6 + 0.01 * exact["trial"] + 0.1 * exact["tuning_draw"]
+    tasks = pilot.pilot_tasks(pd.concat([results, exact], ignore_index=True), REFERENCE_DESIGN)
+    chosen = {(variant, row["method"], row["tuning_draw"], row["trial"]): row["reference_auc"] for variant, row in tasks}
+    assert chosen == {(pilot.CANDIDATE, "qs3orao", draw, trial): 0.6 + 0.01 * trial + 0.1 * draw
+                      for draw in (0, 1) for trial in (0, 1)} | {
+                     (pilot.COMMITTED, "qs3orao", draw, 0): 0.6 + 0.1 * draw for draw in (0, 1)}
+    with pytest.raises(ValueError, match="no qs3orao-exact fit for uci_bike tuning draw 1 trial 1"):
+        pilot.pilot_tasks(pd.concat([results, exact.drop(exact.index[
+            (exact["method"] == "qs3orao-exact") & (exact["dataset"] == "uci_bike") & (exact["tuning_draw"] == 1)
+            & (exact["trial"] == 1)])], ignore_index=True), REFERENCE_DESIGN)
 
 
 @pytest.fixture
@@ -107,6 +144,14 @@ def test_a_larger_cap_keeps_a_converged_fit_and_runs_an_unconverged_one_on(prepa
     assert candidate["n_iter_fitted"] == 1600 and not candidate["converged"] and candidate["auc"] != moving["auc"]
 
 
+def test_a_falling_change_moves_a_fit_that_met_the_criterion_at_the_first_reading(prepared):
+    settled = committed_fit(prepared, "qs3orao", tol=0.5)
+    assert settled["converged"] and settled["n_iter_fitted"] == 200
+    candidate = pilot.refit(pilot.CANDIDATE, settled, REFERENCE_DESIGN, prepared)
+    assert candidate["status"] == "ok" and candidate["require_falling"] == "True"
+    assert candidate["n_iter_fitted"] > settled["n_iter_fitted"] and candidate["auc"] != settled["auc"]
+
+
 def test_a_refit_that_raises_is_recorded_failed(prepared):
     row = {**results_row("uci_bike", "qs3orao", 0), "params": json.dumps({**PARAMS, "lam": -1.0, "tradeoff": 0.5})}
     record = pilot.refit(pilot.COMMITTED, row, DESIGN, prepared)
@@ -152,3 +197,32 @@ def test_no_verdict_when_the_harness_check_fails_and_the_decision_needs_accuracy
     assert "not adopted" in pilot.summary_markdown(fits, summary, DESIGN)
     fits = fits_frame(33)
     assert "is adopted" in pilot.summary_markdown(fits, pilot.summarise(fits, DESIGN), DESIGN)
+
+
+def reference_fits(off_committed, off_candidate, n=10, near_committed=0.895):
+    """``n`` converged refits against a minimiser at 0.9: the first ``off_*`` at 0.85, the others near it."""
+    rows = [{"dataset": f"d{i}", "method": "qs3orao", "tuning_draw": 0, "trial": 0, "variant": pilot.CANDIDATE,
+             "status": "ok", "converged": True, "committed_converged": True, "reference_auc": 0.9,
+             "committed_auc": 0.85 if i < off_committed else near_committed,
+             "auc": 0.85 if i < off_candidate else 0.895, "n_iter_fitted": 8000, "committed_n_iter": 4000}
+            for i in range(n)]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(("off_committed", "off_candidate", "near_committed", "adopt"),
+                         [(6, 2, 0.895, True), (6, 6, 0.895, False), (6, 7, 0.895, False), (2, 0, 0.95, False)])
+def test_the_reference_decision_counts_converged_fits_off_their_minimiser(off_committed, off_candidate, near_committed,
+                                                                          adopt):
+    fits = reference_fits(off_committed, off_candidate, near_committed=near_committed)
+    summary = pilot.summarise(fits, REFERENCE_DESIGN)
+    assert summary[["off_reference", "committed_off_reference"]].values.tolist() == [[off_candidate, off_committed]]
+    assert pilot.adopted(summary, REFERENCE_DESIGN) is adopt
+    text = pilot.summary_markdown(fits, summary, REFERENCE_DESIGN)
+    assert f"| {off_candidate} / {off_committed} of 10 |" in text
+    assert ("is adopted" in text) is adopt
+
+
+def test_a_fit_at_its_minimiser_or_marked_unconverged_is_not_off_it():
+    auc = pd.Series([0.85, 0.895, 0.85])
+    assert pilot.off_reference(auc, pd.Series([True, True, False]), pd.Series([0.9] * 3), 0.01).tolist() == [
+        True, False, False]

@@ -6,7 +6,12 @@ QS3ORAO columns, the tuning draw, the trials and the candidate parameters. Every
 refitted on the same rows, seed and tuned values (:func:`qs3study.stages.training.fit_and_score`,
 the pipeline's own trial) with the candidate's parameters, and the trials of ``reproduce_trials``
 once more unchanged, as a check of the harness: they must give the committed iteration count,
-convergence flag and AUC. Each fit is written to ``--work`` (default ``results/<design name>``) as
+convergence flag and AUC. ``tuning_draw`` is one draw or a list of them. Optional keys:
+``stopped_at`` keeps only the fits whose committed iteration count it is; ``reference`` maps each
+column to the method of its exact minimiser in the same table (f*, on the same split), and
+``margin`` is the AUC distance below it at which a converged fit counts as off its minimiser;
+``decision`` is ``bar`` (the default: both columns at the converged-fit bar) or ``reference``
+(fewer converged fits off their minimiser than committed). Each fit is written to ``--work`` (default ``results/<design name>``) as
 it finishes (an interrupted pilot goes on where it stopped, and a work folder left by another
 design or another commit is refused); then ``--out`` gets ``fits.csv`` (one row per refit beside
 its committed values), ``summary.csv`` and ``summary.md`` (converged fits per column with a
@@ -38,7 +43,8 @@ from qs3study.runtime import limit_threads, package_versions
 from qs3study.stages.tables import read_results
 from qs3study.stages.training import fit_and_score
 
-__all__ = ["RECORD", "CANDIDATE", "COMMITTED", "pilot_tasks", "refit", "summarise", "summary_markdown", "main"]
+__all__ = ["RECORD", "CANDIDATE", "COMMITTED", "DECISIONS", "read_design", "pilot_tasks", "refit", "off_reference",
+           "summarise", "adopted", "summary_markdown", "main"]
 
 RECORD = "pilot_record.json"
 WORK_STAMP = "pilot_work.json"
@@ -46,23 +52,38 @@ OUTPUTS = ("fits.csv", "summary.csv", "summary.md")
 CANDIDATE, COMMITTED = "candidate", "committed"
 _DESIGN_KEYS = {"name", "results", "methods", "tuning_draw", "trials", "candidate", "reproduce_trials", "n_labeled",
                 "bar", "auc_tolerance", "confidence"}
+_OPTIONAL_KEYS = {"stopped_at": None, "reference": None, "margin": None, "decision": "bar"}
+DECISIONS = ("bar", "reference")
 _AUC_DIGITS = 1e-9
 _REPOSITORY = Path(__file__).resolve().parents[3]
 
 
 def read_design(path):
-    """The pilot's design, every key present and no other.
+    """The pilot's design: every required key present, no unknown one, the optional ones filled with their defaults.
 
     Raises
     ------
     ValueError
-        Naming the missing or unknown keys.
+        Naming the missing or unknown keys, or a ``decision`` that is not one of :data:`DECISIONS` or
+        that reads a ``reference`` and ``margin`` the design does not give.
     """
     design = yaml.safe_load(Path(path).read_text())
-    missing, unknown = _DESIGN_KEYS - set(design), set(design) - _DESIGN_KEYS
+    missing, unknown = _DESIGN_KEYS - set(design), set(design) - _DESIGN_KEYS - set(_OPTIONAL_KEYS)
     if missing or unknown:
         raise ValueError(f"{path}: missing keys {sorted(missing)}, unknown keys {sorted(unknown)}")
+    design = {**_OPTIONAL_KEYS, **design}
+    if design["decision"] not in DECISIONS:
+        raise ValueError(f"{path}: decision must be one of {DECISIONS}, got {design['decision']!r}")
+    if (design["reference"] is None) != (design["margin"] is None):
+        raise ValueError(f"{path}: reference and margin are given together or not at all")
+    if design["decision"] == "reference" and design["reference"] is None:
+        raise ValueError(f"{path}: decision 'reference' needs a reference and a margin")
     return design
+
+
+def _draws(design):
+    draw = design["tuning_draw"]
+    return list(draw) if isinstance(draw, list) else [draw]
 
 
 def pilot_tasks(results, design):
@@ -75,26 +96,43 @@ def pilot_tasks(results, design):
     design : dict
         From :func:`read_design`.
 
+    Each row carries ``reference_auc``, its exact minimiser's AUC on the same split, when the design
+    names a ``reference``. With ``stopped_at``, the population is checked complete before it is cut
+    to the fits that stopped there.
+
     Raises
     ------
     ValueError
-        When a selected (dataset, method, trial) has no committed fit.
+        When a selected (dataset, method, tuning draw, trial) has no committed fit, or no reference.
     """
-    chosen = results[results["method"].isin(design["methods"]) & results["comparison"].astype(bool)
-                     & (results["tuning_draw"] == design["tuning_draw"]) & (results["status"] == "ok")]
+    valid = results["comparison"].astype(bool) & (results["status"] == "ok") & results["tuning_draw"].isin(_draws(design))
+    chosen = results[valid & results["method"].isin(design["methods"])]
     tasks = []
     for variant, trials in ((CANDIDATE, design["trials"]), (COMMITTED, design["reproduce_trials"])):
-        rows = chosen[chosen["trial"].isin(trials)].sort_values(["dataset", "method", "trial"])
-        expected = rows["dataset"].nunique() * len(design["methods"]) * len(trials)
+        rows = chosen[chosen["trial"].isin(trials)].sort_values(["dataset", "method", "tuning_draw", "trial"])
+        expected = rows["dataset"].nunique() * len(design["methods"]) * len(_draws(design)) * len(trials)
         if len(rows) != expected:
             raise ValueError(f"{len(rows)} committed fits for the {variant} refits, {expected} expected "
-                             f"(every dataset x {design['methods']} x trials {trials})")
+                             f"(every dataset x {design['methods']} x tuning draws {_draws(design)} x trials {trials})")
+        if design["stopped_at"] is not None:
+            rows = rows[rows["n_iter_fitted"] == design["stopped_at"]]
         tasks += [(variant, row) for row in rows.to_dict("records")]
+    if design["reference"] is not None:
+        keys = ["dataset", "tuning_draw", "trial"]
+        for method, reference in design["reference"].items():
+            found = results[valid & (results["method"] == reference)].set_index(keys)["auc"]
+            for _, row in tasks:
+                if row["method"] == method:
+                    key = tuple(row[k] for k in keys)
+                    if key not in found.index:
+                        raise ValueError(f"no {reference} fit for {row['dataset']} tuning draw {row['tuning_draw']} "
+                                         f"trial {row['trial']}, the reference of its {method} fit")
+                    row["reference_auc"] = float(found.loc[key])
     return tasks
 
 
 def _task_name(variant, row):
-    return f"{row['dataset']}.{row['method']}.t{row['trial']}.{variant}"
+    return f"{row['dataset']}.{row['method']}.d{row['tuning_draw']}.t{row['trial']}.{variant}"
 
 
 def refit(variant, row, design, data):
@@ -115,12 +153,14 @@ def refit(variant, row, design, data):
                           kernel_width=row["kernel_width"], group_column=get_spec(row["dataset"]).group_column)
         except Exception as error:  # noqa: BLE001 - a failed refit is a result of the pilot
             record.update(status="failed", reason=" ".join(f"{type(error).__name__}: {error}".split()))
-    return {"dataset": row["dataset"], "method": row["method"], "trial": int(row["trial"]), "variant": variant,
+    return {"dataset": row["dataset"], "method": row["method"], "tuning_draw": int(row["tuning_draw"]),
+            "trial": int(row["trial"]), "variant": variant,
             **{key: str(params.get(key)) for key in design["candidate"]}, "status": record["status"],
             "reason": record.get("reason", ""), "n_iter_fitted": record.get("n_iter_fitted"),
             "converged": record.get("converged"), "auc": record.get("auc"), "fit_time": record.get("fit_time"),
             "committed_n_iter": row["n_iter_fitted"], "committed_converged": bool(row["converged"]),
-            "committed_auc": row["auc"], "warnings": " | ".join(record["warnings"])}
+            "committed_auc": row["auc"], "reference_auc": row.get("reference_auc"),
+            "warnings": " | ".join(record["warnings"])}
 
 
 def _run_task(args):
@@ -173,11 +213,18 @@ def reproduction_failures(fits):
     return check[~same]
 
 
+def off_reference(auc, converged, reference_auc, margin):
+    """Which fits are marked converged yet lie more than ``margin`` below their exact minimiser's AUC."""
+    return converged.astype(bool) & (auc < reference_auc - margin)
+
+
 def summarise(fits, design):
     """Per column: the candidate's converged fits with their interval and verdict, the committed ones, the AUC change.
 
     Verdicts: ``reaches the bar`` (share >= bar), ``below the bar`` (the interval's upper end < bar),
-    else ``inconclusive``; all ``not reproduced`` when the harness check failed.
+    else ``inconclusive``; all ``not reproduced`` when the harness check failed. With a ``reference``,
+    also the converged fits off their minimiser (:func:`off_reference`), candidate and committed, and
+    the mean AUC distance to it.
     """
     reproduced = reproduction_failures(fits).empty
     rows = []
@@ -194,14 +241,39 @@ def summarise(fits, design):
         else:
             verdict = "inconclusive"
         change = (group["auc"] - group["committed_auc"]).mean()
+        if design["reference"] is not None:
+            ok = group["status"].eq("ok")
+            reference = {"off_reference": int(off_reference(group["auc"], ok & group["converged"].eq(True),
+                                                            group["reference_auc"], design["margin"]).sum()),
+                         "committed_off_reference": int(off_reference(group["committed_auc"], group["committed_converged"],
+                                                                      group["reference_auc"], design["margin"]).sum()),
+                         "mean_reference_gap": (group["reference_auc"] - group["auc"]).mean(),
+                         "committed_mean_reference_gap": (group["reference_auc"] - group["committed_auc"]).mean()}
+        else:
+            reference = {}
         rows.append({"method": method, "fits": n, "converged": converged, "share": converged / n, "interval_low": low,
                      "interval_high": high, "verdict": verdict,
                      "committed_converged": int(group["committed_converged"].sum()),
                      "failed": int(group["status"].ne("ok").sum()), "mean_auc_change": change,
                      "no_worse": bool(change >= -design["auc_tolerance"]),
                      "median_iterations": float(group["n_iter_fitted"].median()),
-                     "committed_median_iterations": float(group["committed_n_iter"].median())})
+                     "committed_median_iterations": float(group["committed_n_iter"].median()), **reference})
     return pd.DataFrame(rows)
+
+
+def adopted(summary, design):
+    """The design's decision on the summary: whether the candidate is adopted for the next rerun.
+
+    Both rules need every column without a failed fit and no worse in AUC. ``bar``: every column
+    reaches the bar. ``reference``: the harness check reproduced and, summed over the columns, fewer
+    converged fits lie off their minimiser than in the committed run.
+    """
+    if summary.empty or not (summary["failed"].eq(0).all() and summary["no_worse"].all()):
+        return False
+    if design["decision"] == "bar":
+        return bool(summary["verdict"].eq("reaches the bar").all())
+    return bool(summary["verdict"].ne("not reproduced").all()
+                and summary["off_reference"].sum() < summary["committed_off_reference"].sum())
 
 
 def summary_markdown(fits, summary, design):
@@ -209,9 +281,10 @@ def summary_markdown(fits, summary, design):
     failures = reproduction_failures(fits)
     checked = int((fits["variant"] == COMMITTED).sum())
     candidate = ", ".join(f"{key} = {value}" for key, value in design["candidate"].items())
+    stopped = "" if design["stopped_at"] is None else f" that stopped at {design['stopped_at']:,} iterations"
     lines = [f"# Refit pilot {design['name']} ({candidate})", "",
-             f"Design: `{design['name']}`; fits of `{design['results']}`, tuning draw {design['tuning_draw']}, "
-             f"trials {design['trials']}, refitted with {candidate} and nothing else changed.", "",
+             f"Design: `{design['name']}`; fits of `{design['results']}`, tuning draws {_draws(design)}, "
+             f"trials {design['trials']}{stopped}, refitted with {candidate} and nothing else changed.", "",
              "## Harness check", "",
              (f"{checked} committed fits refitted unchanged: all give their committed iterations, convergence flag "
               f"and AUC (to 1e-9)." if failures.empty else
@@ -227,20 +300,29 @@ def summary_markdown(fits, summary, design):
                      f"{row.interval_low:.2f}-{row.interval_high:.2f} | {row.verdict} | {row.committed_converged} of "
                      f"{row.fits} | {row.failed} | {row.median_iterations:,.0f} ({row.committed_median_iterations:,.0f}) "
                      f"| {row.mean_auc_change:+.4f} | {'yes' if row.no_worse else 'no'} |")
-    adopted = (not summary.empty and summary["verdict"].eq("reaches the bar").all() and summary["failed"].eq(0).all()
-               and summary["no_worse"].all())
+    if design["reference"] is not None:
+        lines += ["", f"## Against the exact minimiser (converged fits more than {design['margin']} AUC below it)", "",
+                  "| column | reference | converged off it (candidate / committed) | mean AUC below it "
+                  "(candidate / committed) |", "|---|---|---|---|"]
+        for row in summary.itertuples():
+            lines.append(f"| {row.method} | {design['reference'][row.method]} | {row.off_reference} / "
+                         f"{row.committed_off_reference} of {row.fits} | {row.mean_reference_gap:+.4f} / "
+                         f"{row.committed_mean_reference_gap:+.4f} |")
+    unmet = {"bar": "it does not bring both columns to the bar without a failed fit and without losing accuracy.",
+             "reference": "it does not leave fewer converged fits off their exact minimiser without a failed fit "
+                          "and without losing accuracy."}[design["decision"]]
     lines += ["", "Decision (declared in the design): the candidate is "
-              + ("adopted for the next best-effort rerun." if adopted else
-                 "not adopted: it does not bring both columns to the bar without a failed fit and without losing "
-                 "accuracy."), "",
-              "## By dataset", "",
-              "| dataset | column | converged (candidate / committed) | mean AUC (candidate / committed) | failed |",
+              + ("adopted for the next best-effort rerun." if adopted(summary, design) else f"not adopted: {unmet}"),
+              "", "## By dataset", "",
+              "| dataset | column | converged (candidate / committed) | mean AUC (candidate / committed"
+              + (" / minimiser" if design["reference"] is not None else "") + ") | failed |",
               "|---|---|---|---|---|"]
     per = fits[fits["variant"] == CANDIDATE].groupby(["dataset", "method"], sort=True)
     for (dataset, method), group in per:
+        minimiser = "" if design["reference"] is None else f" / {group['reference_auc'].mean():.4f}"
         lines.append(f"| {dataset} | {method} | {int(group['converged'].eq(True).sum())} / "
                      f"{int(group['committed_converged'].sum())} of {len(group)} | {group['auc'].mean():.4f} / "
-                     f"{group['committed_auc'].mean():.4f} | {int(group['status'].ne('ok').sum())} |")
+                     f"{group['committed_auc'].mean():.4f}{minimiser} | {int(group['status'].ne('ok').sum())} |")
     return "\n".join(lines) + "\n"
 
 
