@@ -220,9 +220,3 @@ def test_the_reference_decision_counts_converged_fits_off_their_minimiser(off_co
     text = pilot.summary_markdown(fits, summary, REFERENCE_DESIGN)
     assert f"| {off_candidate} / {off_committed} of 10 |" in text
     assert ("is adopted" in text) is adopt
-
-
-def test_a_fit_at_its_minimiser_or_marked_unconverged_is_not_off_it():
-    auc = pd.Series([0.85, 0.895, 0.85])
-    assert pilot.off_reference(auc, pd.Series([True, True, False]), pd.Series([0.9] * 3), 0.01).tolist() == [
-        True, False, False]

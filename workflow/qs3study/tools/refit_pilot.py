@@ -1,22 +1,22 @@
 """A refit pilot: a committed run's QS3ORAO comparison fits refitted with only a candidate's parameters changed.
 
-The design (a YAML file, fixed before the run, such as ``workflow/config/step-offset-pilot.yaml``
-or ``workflow/config/iteration-cap-pilot.yaml``) names a committed run's ``results.csv``, the
-QS3ORAO columns, the tuning draw, the trials and the candidate parameters. Every selected fit is
-refitted on the same rows, seed and tuned values (:func:`qs3study.stages.training.fit_and_score`,
-the pipeline's own trial) with the candidate's parameters, and the trials of ``reproduce_trials``
-once more unchanged, as a check of the harness: they must give the committed iteration count,
-convergence flag and AUC. ``tuning_draw`` is one draw or a list of them. Optional keys:
-``stopped_at`` keeps only the fits whose committed iteration count it is; ``reference`` maps each
-column to the method of its exact minimiser in the same table (f*, on the same split), and
-``margin`` is the AUC distance below it at which a converged fit counts as off its minimiser;
-``decision`` is ``bar`` (the default: both columns at the converged-fit bar) or ``reference``
-(fewer converged fits off their minimiser than committed). Each fit is written to ``--work`` (default ``results/<design name>``) as
-it finishes (an interrupted pilot goes on where it stopped, and a work folder left by another
-design or another commit is refused); then ``--out`` gets ``fits.csv`` (one row per refit beside
-its committed values), ``summary.csv`` and ``summary.md`` (converged fits per column with a
-Clopper-Pearson interval, the verdict against the design's bar, the AUC change) and the record
-``pilot_record.json`` (the design, the inputs' sha256, the code's commit and the package versions).
+The design (a YAML file, fixed before the run, such as ``workflow/config/step-offset-pilot.yaml`` or
+``workflow/config/iteration-cap-pilot.yaml``) names a committed run's ``results.csv``, the QS3ORAO
+columns, the tuning draw, the trials and the candidate parameters. Every selected fit is refitted on
+the same rows, seed and tuned values (:func:`qs3study.stages.training.fit_and_score`, the pipeline's
+own trial) with the candidate's parameters, and the trials of ``reproduce_trials`` once more
+unchanged, as a check of the harness: they must give the committed iteration count, convergence flag
+and AUC. ``tuning_draw`` is one draw or a list of them. Optional keys: ``stopped_at`` keeps only the
+fits whose committed iteration count it is; ``reference`` maps each column to the method of its
+exact minimiser in the same table (f*, on the same split), and ``margin`` is the AUC distance below
+it at which a converged fit counts as off its minimiser; ``decision`` is ``bar`` (the default: both
+columns at the converged-fit bar) or ``reference`` (fewer converged fits off their minimiser than
+committed). Each fit is written to ``--work`` (default ``results/<design name>``) as it finishes (an
+interrupted pilot goes on where it stopped, and a work folder left by another design or another
+commit is refused); then ``--out`` gets ``fits.csv`` (one row per refit beside its committed
+values), ``summary.csv`` and ``summary.md`` (converged fits per column with a Clopper-Pearson
+interval, the verdict against the design's bar, the AUC change) and the record ``pilot_record.json``
+(the design, the inputs' sha256, the code's commit and the package versions).
 
     python -m qs3study.tools.refit_pilot workflow/config/step-offset-pilot.yaml \\
         --data results/data --out figures/step-offset-pilot --jobs 2
@@ -42,9 +42,10 @@ from qs3study.provenance import git_state
 from qs3study.runtime import limit_threads, package_versions
 from qs3study.stages.tables import read_results
 from qs3study.stages.training import fit_and_score
+from qs3study.tools.decomposition import converged_off_minimiser
 
-__all__ = ["RECORD", "CANDIDATE", "COMMITTED", "DECISIONS", "read_design", "pilot_tasks", "refit", "off_reference",
-           "summarise", "adopted", "summary_markdown", "main"]
+__all__ = ["RECORD", "CANDIDATE", "COMMITTED", "DECISIONS", "read_design", "pilot_tasks", "refit", "summarise",
+           "adopted", "summary_markdown", "main"]
 
 RECORD = "pilot_record.json"
 WORK_STAMP = "pilot_work.json"
@@ -213,17 +214,13 @@ def reproduction_failures(fits):
     return check[~same]
 
 
-def off_reference(auc, converged, reference_auc, margin):
-    """Which fits are marked converged yet lie more than ``margin`` below their exact minimiser's AUC."""
-    return converged.astype(bool) & (auc < reference_auc - margin)
-
-
 def summarise(fits, design):
     """Per column: the candidate's converged fits with their interval and verdict, the committed ones, the AUC change.
 
     Verdicts: ``reaches the bar`` (share >= bar), ``below the bar`` (the interval's upper end < bar),
     else ``inconclusive``; all ``not reproduced`` when the harness check failed. With a ``reference``,
-    also the converged fits off their minimiser (:func:`off_reference`), candidate and committed, and
+    also the converged fits off their minimiser
+    (:func:`qs3study.tools.decomposition.converged_off_minimiser`), candidate and committed, and
     the mean AUC distance to it.
     """
     reproduced = reproduction_failures(fits).empty
@@ -243,10 +240,12 @@ def summarise(fits, design):
         change = (group["auc"] - group["committed_auc"]).mean()
         if design["reference"] is not None:
             ok = group["status"].eq("ok")
-            reference = {"off_reference": int(off_reference(group["auc"], ok & group["converged"].eq(True),
-                                                            group["reference_auc"], design["margin"]).sum()),
-                         "committed_off_reference": int(off_reference(group["committed_auc"], group["committed_converged"],
-                                                                      group["reference_auc"], design["margin"]).sum()),
+            reference = {"off_reference": int(converged_off_minimiser(
+                             ok & group["converged"].eq(True), group["reference_auc"] - group["auc"],
+                             design["margin"]).sum()),
+                         "committed_off_reference": int(converged_off_minimiser(
+                             group["committed_converged"], group["reference_auc"] - group["committed_auc"],
+                             design["margin"]).sum()),
                          "mean_reference_gap": (group["reference_auc"] - group["auc"]).mean(),
                          "committed_mean_reference_gap": (group["reference_auc"] - group["committed_auc"]).mean()}
         else:
