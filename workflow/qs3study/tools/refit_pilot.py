@@ -227,7 +227,8 @@ def summarise(fits, design):
     rows = []
     for method, group in fits[fits["variant"] == CANDIDATE].groupby("method", sort=True):
         n = len(group)
-        converged = int((group["status"].eq("ok") & group["converged"].eq(True)).sum())
+        is_converged = group["status"].eq("ok") & group["converged"].eq(True)
+        converged = int(is_converged.sum())
         low, high = binomtest(converged, n).proportion_ci(design["confidence"], method="exact")
         if not reproduced:
             verdict = "not reproduced"
@@ -239,15 +240,12 @@ def summarise(fits, design):
             verdict = "inconclusive"
         change = (group["auc"] - group["committed_auc"]).mean()
         if design["reference"] is not None:
-            ok = group["status"].eq("ok")
-            reference = {"off_reference": int(converged_off_minimiser(
-                             ok & group["converged"].eq(True), group["reference_auc"] - group["auc"],
-                             design["margin"]).sum()),
+            gap = group["reference_auc"] - group["auc"]
+            committed_gap = group["reference_auc"] - group["committed_auc"]
+            reference = {"off_reference": int(converged_off_minimiser(is_converged, gap, design["margin"]).sum()),
                          "committed_off_reference": int(converged_off_minimiser(
-                             group["committed_converged"], group["reference_auc"] - group["committed_auc"],
-                             design["margin"]).sum()),
-                         "mean_reference_gap": (group["reference_auc"] - group["auc"]).mean(),
-                         "committed_mean_reference_gap": (group["reference_auc"] - group["committed_auc"]).mean()}
+                             group["committed_converged"], committed_gap, design["margin"]).sum()),
+                         "mean_reference_gap": gap.mean(), "committed_mean_reference_gap": committed_gap.mean()}
         else:
             reference = {}
         rows.append({"method": method, "fits": n, "converged": converged, "share": converged / n, "interval_low": low,
