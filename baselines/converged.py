@@ -72,6 +72,8 @@ class ConvergedQS3ORAO(QS3ORAO):
 
     #: Each setting stops at its own count, so settings cannot share one pass: the tuning fits them one by one.
     PATH_PARAMS = ()
+    #: The parameters of the stopping criterion, the ones :class:`qs3orao.QS3ORAO` does not take.
+    CRITERION_PARAMS = ("tol", "max_iter", "require_falling")
 
     def __init__(self, *, n_iter=2000, batch_size=16, n_components=32, gamma=1.0, lam=1.0, theta=None,
                  step_offset="auto", tradeoff=0.5, threshold_loss="ordinal_logistic", classes=None,

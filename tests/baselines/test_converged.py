@@ -159,3 +159,11 @@ def test_require_falling_unconverged_says_what_it_required():
     assert not model.converged_
     with pytest.raises(ValueError, match="require_falling must be True or False, got 'yes'"):
         ConvergedQS3ORAO(require_falling="yes").fit(X, y)
+
+
+def test_its_criterion_params_are_exactly_those_the_plain_estimator_does_not_take():
+    # Code that fits the plain QS3ORAO with a converged fit's tuned values drops these keys.
+    extra = set(ConvergedQS3ORAO().get_params()) - set(QS3ORAO().get_params())
+    assert set(ConvergedQS3ORAO.CRITERION_PARAMS) == extra
+    assert QS3ORAO(**{key: value for key, value in ConvergedQS3ORAO(require_falling=True).get_params().items()
+                      if key not in ConvergedQS3ORAO.CRITERION_PARAMS})

@@ -35,6 +35,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from baselines import MemoryBudgetExceeded
+from baselines.converged import ConvergedQS3ORAO
 from baselines.registry import get_method, make_method
 from qs3study.datasets import get_spec, load_ordinal, semisupervised_split
 from qs3orao.divergence import DivergenceError
@@ -58,9 +59,6 @@ LABELS = {
     "m-pnu-auc": ("m-pnu-auc", "m-pnu-auc", "M-PNU-AUC, exact (unlabeled rows fitted)"),
 }
 _EXACT = ("m-samult", "m-pnu-auc")
-#: The converged QS3ORAO's iteration criterion (baselines.converged), recorded with its tuned values in the
-#: best-effort reproduction; here the iteration count is the knob, so the plain estimator is fitted without it.
-CONVERGENCE_PARAMS = ("tol", "max_iter")
 
 
 def tuned_settings(results_csv, dataset, method, trial):
@@ -151,7 +149,8 @@ def run_pool(pool, *, results_csv, trial, n_iters, feature_sizes, exact_unlabele
     list of dict
         ``dataset, method, knob, value, time, auc, params`` per point tried (``time``
         and ``auc`` nan with a ``note`` when the fit was over the memory budget or diverged).
-        QS3ORAO's tuned values enter without :data:`CONVERGENCE_PARAMS`: ``n_iter`` is its knob.
+        QS3ORAO's tuned values enter without the converged QS3ORAO's stopping criterion
+        (:attr:`baselines.converged.ConvergedQS3ORAO.CRITERION_PARAMS`): ``n_iter`` is its knob.
     """
     budget = int(memory_budget_mb * 2**20)
     resolve_trig_backend("auto")  # the compiled loops load once per process, before any fit is timed
@@ -161,7 +160,7 @@ def run_pool(pool, *, results_csv, trial, n_iters, feature_sizes, exact_unlabele
         params, scale = tuned_settings(results_csv, pool.dataset, tuned_as, trial)
         params = _settings(pool, params, scale, results_csv=results_csv, method=tuned_as)
         if name == "qs3orao":
-            params = {key: value for key, value in params.items() if key not in CONVERGENCE_PARAMS}
+            params = {key: value for key, value in params.items() if key not in ConvergedQS3ORAO.CRITERION_PARAMS}
             params.update(step_offset="auto" if label == "qs3orao-auto" else 0, n_jobs=n_jobs)
             knob, values = "n_iter", n_iters
         elif name in _EXACT:
