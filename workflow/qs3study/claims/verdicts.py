@@ -18,7 +18,7 @@ __all__ = [
     "rate_class", "bound_class", "domain_verdict", "premise_verdict", "exponent_class", "upper_bound_class",
     "growth_class", "complexity_verdict",
     "transient_verdict", "offset_verdict", "dependent_proof_verdict", "facts_verdict", "data_facts_verdict", "not_checkable",
-    "not_evaluated", "powered", "draw_verdict",
+    "not_evaluated", "powered", "draw_verdict", "BAR_VERDICTS", "bar_verdict",
 ]
 
 HOLDS = "holds"
@@ -326,6 +326,36 @@ def data_facts_verdict(rows):
     if not all(matches):
         return FAILS
     return CONDITIONAL
+
+
+#: :func:`bar_verdict`'s verdicts on a share against its bar.
+BAR_VERDICTS = ("reaches the bar", "below the bar", "inconclusive")
+
+
+def bar_verdict(successes, trials, *, bar, confidence):
+    """A share of successes against a bar, with its Clopper-Pearson interval.
+
+    "reaches the bar" when ``successes / trials >= bar``, "below the bar" when the interval's upper end
+    is below ``bar``, "inconclusive" between the two.
+
+    Returns
+    -------
+    low, high : float
+        The exact (Clopper-Pearson) ``confidence`` interval of the share.
+    verdict : str
+        One of :data:`BAR_VERDICTS`.
+
+    Examples
+    --------
+    >>> [bar_verdict(k, 33, bar=0.95, confidence=0.95)[2] for k in (32, 30, 28)]
+    ['reaches the bar', 'inconclusive', 'below the bar']
+    """
+    if trials <= 0:
+        raise ValueError(f"bar_verdict needs at least one trial, got {trials}")
+    low, high = stats.binomtest(int(successes), int(trials)).proportion_ci(confidence, method="exact")
+    if successes / trials >= bar:
+        return low, high, BAR_VERDICTS[0]
+    return low, high, BAR_VERDICTS[1] if high < bar else BAR_VERDICTS[2]
 
 
 def not_checkable():

@@ -22,6 +22,7 @@ import pandas as pd
 from baselines.registry import METHODS
 from qs3study.files import atomic_path
 from qs3study.stages.tables import one_draw, read_results
+from qs3study.tools import convergence as audit
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 BLOCK = re.compile(r"(<!-- generated:(?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
@@ -188,6 +189,17 @@ def decomposition(root):
                            "converged (off f*)"], rows)
 
 
+def convergence(root):
+    """The best-effort protocol's QS3ORAO comparison fits that met their criterion, per column and tuning draw."""
+    methods = run_methods(root, "reproduction-best")
+    table = pd.read_csv(root / "figures" / "reproduction-best" / "convergence.csv")
+    rows = ([methods[entry.method][0], entry.tuning_draw, f"{entry.converged} of {entry.fits} ({entry.share:.0%})",
+             f"{entry.interval_low:.2f}-{entry.interval_high:.2f}", entry.verdict, entry.off_minimiser]
+            for entry in table.itertuples())
+    return markdown_table(["column", "tuning draw", "converged", f"{audit.CONFIDENCE:.0%} interval",
+                           f"against the {audit.BAR:.0%} bar", "converged, off f*"], rows)
+
+
 def mirror_data(root):
     """The rows, features and class sizes of each dataset the best-effort protocol prepared from the mirror."""
     data = json.loads((root / "figures" / "reproduction-best" / "manifest.json").read_text())["data"]
@@ -293,6 +305,7 @@ RENDERERS = {
     "auc-summary": auc_summary,
     "signal-screen": signal_screen,
     "decomposition": decomposition,
+    "convergence": convergence,
     "mirror-data": mirror_data,
     "tuning-check": tuning_check,
     "run-costs": run_costs,

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
-from scipy.stats import binomtest
 
+from qs3study.claims.verdicts import bar_verdict
 from qs3study.datasets import sha256_file
 from qs3study.datasets.registry import get_spec
 from qs3study.files import read_json, refuse_foreign_files, write_json, write_with_record
@@ -229,15 +229,9 @@ def summarise(fits, design):
         n = len(group)
         is_converged = group["status"].eq("ok") & group["converged"].eq(True)
         converged = int(is_converged.sum())
-        low, high = binomtest(converged, n).proportion_ci(design["confidence"], method="exact")
+        low, high, verdict = bar_verdict(converged, n, bar=design["bar"], confidence=design["confidence"])
         if not reproduced:
             verdict = "not reproduced"
-        elif converged / n >= design["bar"]:
-            verdict = "reaches the bar"
-        elif high < design["bar"]:
-            verdict = "below the bar"
-        else:
-            verdict = "inconclusive"
         change = (group["auc"] - group["committed_auc"]).mean()
         if design["reference"] is not None:
             gap = group["reference_auc"] - group["auc"]
