@@ -64,6 +64,26 @@ def test_a_changed_auc_makes_the_summary_stale(copy):
     assert stale == ["auc-summary"]
 
 
+def test_the_summary_counts_unconverged_trials_beside_their_mean(copy):
+    table_path = copy / "figures" / "reproduction-best" / "auc_table.csv"
+    table = pd.read_csv(table_path)
+    cell = (table["dataset"] == "uci_elevators") & (table["method"] == "qs3orao")
+    assert table.loc[cell, "n_unconverged"].eq(0).all()
+    table.loc[cell, "n_unconverged"] = 3
+    table.to_csv(table_path, index=False)
+    row = next(line for line in documents.auc_summary(copy).splitlines() if line.startswith("| uci_elevators |"))
+    assert row.endswith(f"| {table.loc[cell, 'auc_mean'].iloc[0]:.3f} [3 of 10 unconverged] |")
+
+
+def test_a_changed_audit_makes_the_convergence_block_stale(copy):
+    audit = copy / "figures" / "reproduction-best" / "convergence.csv"
+    table = pd.read_csv(audit)
+    table.loc[0, "converged"] += 1
+    table.to_csv(audit, index=False)
+    _, stale = documents.rewrite((copy / "docs" / "claims.md").read_text(), copy)
+    assert stale == ["convergence"]
+
+
 def test_text_outside_the_blocks_is_kept():
     text = "before\n<!-- generated:tuning-check -->\nold\n<!-- /generated:tuning-check -->\nafter 1.0\n"
     new, stale = documents.rewrite(text, REPO)

@@ -131,16 +131,26 @@ def auc_table(root, protocol):
     return table[table["n_unlabeled"].notna()]
 
 
+def _mean_auc(row):
+    """A row of an AUC table as its mean AUC, with the trials whose fit stopped unconverged in brackets."""
+    unconverged = row.get("n_unconverged", 0)
+    marked = f" [{unconverged:.0f} of {row['n_trials']:.0f} unconverged]" if unconverged > 0 else ""
+    return f"{row['auc_mean']:.3f}{marked}"
+
+
 def auc_summary(root):
-    """Per dataset and protocol: the method with the best mean AUC, and QS3ORAO's mean AUC (common unlabeled size)."""
+    """Per dataset and protocol: the method with the best mean AUC, and QS3ORAO's mean AUC (common unlabeled size).
+
+    A mean over trials some of whose fits stopped at their iteration limit unconverged says how many.
+    """
     cells = {}
     for protocol in PROTOCOLS:
         methods = run_methods(root, f"reproduction-{protocol}")
         for dataset, rows in auc_table(root, protocol).groupby("dataset", sort=True):
             best = rows.loc[rows["auc_mean"].idxmax()]
-            qs3orao = rows.loc[rows["method"] == "qs3orao", "auc_mean"]
-            cells.setdefault(dataset, []).extend([f"{methods[best['method']][0]} {best['auc_mean']:.3f}",
-                                                  f"{qs3orao.iloc[0]:.3f}" if len(qs3orao) else "not run"])
+            qs3orao = rows[rows["method"] == "qs3orao"]
+            cells.setdefault(dataset, []).extend([f"{methods[best['method']][0]} {_mean_auc(best)}",
+                                                  _mean_auc(qs3orao.iloc[0]) if len(qs3orao) else "not run"])
     header = ["dataset"]
     for protocol in PROTOCOLS.values():
         header += [f"best method ({protocol})", f"QS3ORAO ({protocol})"]
