@@ -8,14 +8,14 @@ import pandas as pd
 import pytest
 
 from qs3study.stages.tables import read_results
-from qs3study.tools.convergence import ALL_DRAWS, audit_fits, main, minimisers, summarise
+from qs3study.tools.convergence import ALL_DRAWS, audit_fits, convergence_markdown, main, minimisers, summarise
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 
 
 def _row(dataset, method, trial, draw, auc, converged=np.nan, status="ok", comparison=True):
     return {"dataset": dataset, "method": method, "trial": trial, "size": "2000" if comparison else "1000",
-            "comparison": comparison, "status": status,
+            "comparison": comparison, "status": status, "params": json.dumps({"lam": 2.0 ** -trial}),
             "auc": auc, "converged": converged, "n_iter_fitted": 4000, "tuning_draw": draw}
 
 
@@ -48,6 +48,16 @@ def test_the_audit_counts_each_draw_against_its_own_minimiser():
     assert summary.loc[1, "mean_gap"] == pytest.approx((0.035 + 0.005 + 0.005) / 3)
     assert set(summary["verdict"]) == {"below the bar", "inconclusive"}
     assert summary.loc[0, "verdict"] == "inconclusive"  # 3 of 4 cannot rule out 95 %
+
+
+def test_the_fits_are_counted_by_their_tuned_lam_and_none_is_dropped():
+    table = _table()
+    table.loc[(table["method"] == "qs3orao") & (table["trial"] == 3), "params"] = "{}"
+    fits = audit_fits(table)
+    summary = summarise(fits)
+    text = convergence_markdown(summary, fits)
+    assert "| qs3orao | 2^0 | 2 of 2 |" in text and "| qs3orao | 2^-1 | 2 of 2 |" in text
+    assert "| qs3orao | 2^-2 | 1 of 2 |" in text and "| qs3orao | — | 0 of 2 |" in text
 
 
 def test_without_a_minimiser_the_distance_is_not_guessed():

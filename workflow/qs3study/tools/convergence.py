@@ -21,6 +21,7 @@ writes ``convergence.csv`` (per column and draw, and over all draws as ``all``),
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -41,7 +42,8 @@ BAR = 0.95
 CONFIDENCE = 0.95
 #: The ``tuning_draw`` of the summary rows over every draw.
 ALL_DRAWS = "all"
-READ_COLUMNS = ("dataset", "method", "size", "trial", "comparison", "status", "auc", "converged", "n_iter_fitted")
+READ_COLUMNS = ("dataset", "method", "size", "trial", "comparison", "status", "auc", "converged", "n_iter_fitted",
+                "params")
 RECORD = "convergence.json"
 
 
@@ -49,6 +51,13 @@ def minimisers(manifest):
     """Column -> the exact minimiser whose tuned values it trained with (the configuration's ``tuned_by``)."""
     methods = (manifest or {}).get("config", {}).get("methods", {})
     return {name: entry["tuned_by"] for name, entry in methods.items() if (entry or {}).get("tuned_by")}
+
+
+def _lam(params):
+    try:
+        return float(json.loads(params).get("lam", np.nan))
+    except (TypeError, ValueError, AttributeError):
+        return np.nan
 
 
 def audit_fits(table, minimiser=None):
@@ -64,8 +73,8 @@ def audit_fits(table, minimiser=None):
     Returns
     -------
     pandas.DataFrame
-        ``dataset, method, tuning_draw, trial, status, converged, n_iter_fitted, auc, minimiser_auc, gap,
-        off_minimiser``; ``converged`` is False for a fit that did not finish, ``gap`` is the minimiser's
+        ``dataset, method, tuning_draw, trial, status, converged, n_iter_fitted, lam, auc, minimiser_auc, gap,
+        off_minimiser``; ``lam`` is the fit's regularisation (from ``params``, NaN without one), ``converged`` is False for a fit that did not finish, ``gap`` is the minimiser's
         AUC minus the fit's on the same split (NaN without a minimiser), and ``off_minimiser`` is filled
         in by :func:`summarise`'s margin.
 
@@ -93,6 +102,7 @@ def audit_fits(table, minimiser=None):
             fits = rows[["dataset", "method", "trial", "status", "converged", "n_iter_fitted", "auc"]].copy()
             fits.insert(2, "tuning_draw", draw)
             fits["converged"] = fits["status"].eq("ok") & fits["converged"].eq(True)
+            fits.insert(fits.columns.get_loc("auc"), "lam", [_lam(params) for params in rows["params"]])
             label = minimiser.get(method)
             if label in reference:
                 index = pd.MultiIndex.from_frame(fits[["dataset", "trial"]])
@@ -143,6 +153,16 @@ def _by_dataset(fits):
     return rows
 
 
+def _by_lam(fits):
+    """Per column and tuned ``lam`` (as a power of two): fits and converged fits."""
+    rows = []
+    exponent = np.log2(fits["lam"]).round()
+    for (method, power), group in fits.groupby([fits["method"], exponent], sort=True, dropna=False):
+        shown = "—" if np.isnan(power) else f"2^{power:.0f}"
+        rows.append(f"| {method} | {shown} | {int(group['converged'].sum())} of {len(group)} |")
+    return rows
+
+
 def convergence_markdown(summary, fits, *, bar=BAR, confidence=CONFIDENCE, margin=MARGIN):
     """The audit as markdown: each column by tuning draw against the bar, then by dataset."""
     lines = ["# Converged comparison fits", "",
@@ -158,6 +178,11 @@ def convergence_markdown(summary, fits, *, bar=BAR, confidence=CONFIDENCE, margi
     lines += ["", "## By dataset", "",
               "| column | dataset | converged per draw | converged | converged, off f* | mean AUC below f* |",
               "|---|---|---|---|---|---|", *_by_dataset(fits), "",
+              "## By the tuned lam", "",
+              "Under `step_offset=\"auto\"` the step stays near its stability limit for about 1.5 h_bar / lam "
+              "iterations (`qs3orao.schedule`): how the converged fits spread over the regularisation they were "
+              "tuned to (— where a fit records none).", "",
+              "| column | lam | converged |", "|---|---|---|", *_by_lam(fits), "",
               f"Converged: the comparison fits that met their stated criterion (column `converged` of results.csv; a "
               f"fit that did not finish counts as not converged), with the share's Clopper-Pearson interval. "
               f"Off f*: those of them more than {margin:g} AUC below the exact minimiser whose tuned values they "
