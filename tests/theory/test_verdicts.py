@@ -116,3 +116,34 @@ def test_premise_verdict_separates_a_counterexample_from_a_failed_premise():
 ])
 def test_upper_bound_class(low, high, local, expected):
     assert v.upper_bound_class(low, high, local, claimed=3.0, tolerance=0.3, dominance=0.3) == expected
+
+
+@pytest.mark.parametrize("successes, trials", [(32, 33), (30, 33), (28, 33), (0, 5), (5, 5), (230, 330)])
+def test_bar_verdict_interval_is_the_exact_binomial_one(successes, trials):
+    """The Clopper-Pearson bounds solve P(X >= k | low) = P(X <= k | high) = 2.5 %, found here by bisection."""
+    from scipy.stats import binom
+
+    def solve(tail, lo=0.0, hi=1.0):
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if tail(mid) < 0 else (lo, mid)
+        return (lo + hi) / 2
+
+    low, high, verdict = v.bar_verdict(successes, trials, bar=0.95, confidence=0.95)
+    expected_low = 0.0 if successes == 0 else solve(lambda p: binom.sf(successes - 1, trials, p) - 0.025)
+    expected_high = 1.0 if successes == trials else solve(lambda p: 0.025 - binom.cdf(successes, trials, p))
+    assert low == pytest.approx(expected_low, abs=1e-9) and high == pytest.approx(expected_high, abs=1e-9)
+    share = successes / trials
+    assert verdict == ("reaches the bar" if share >= 0.95 else "below the bar" if high < 0.95 else "inconclusive")
+
+
+def test_bar_verdict_refuses_no_trials():
+    with pytest.raises(ValueError, match="at least one trial"):
+        v.bar_verdict(0, 0, bar=0.95, confidence=0.95)
+
+
+def test_the_docstring_examples_run():
+    import doctest
+
+    result = doctest.testmod(v)
+    assert result.attempted >= 2 and result.failed == 0
