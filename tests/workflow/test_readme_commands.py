@@ -82,7 +82,7 @@ PYTHON_COMMANDS = (
     "python -m qs3study.perf.grid_pass_check",
     "python -m qs3study.tools.decomposition",
     "python -m qs3study.tools.decomposition PAPER_RESULTS BEST_RESULTS --protocol paper --out figures/reproduction-paper",
-    "python -m qs3study.tools.convergence figures/reproduction-best/results.csv --out figures/reproduction-best",
+    "python -m qs3study.tools.convergence_audit figures/reproduction-best/results.csv --out figures/reproduction-best",
     "python -m qs3study.tools.documents",
     "python -m qs3study.tools.outputs --directory . --configuration default",
     "python -m qs3study.tools.refit_pilot DESIGN --data <run>/results/data --out figures/<design name> --jobs 2",

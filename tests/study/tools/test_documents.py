@@ -76,12 +76,12 @@ def test_the_summary_counts_unconverged_trials_beside_their_mean(copy):
 
 
 def test_a_changed_audit_makes_the_convergence_block_stale(copy):
-    audit = copy / "figures" / "reproduction-best" / "convergence.csv"
+    audit = copy / "figures" / "reproduction-best" / "convergence_audit.csv"
     table = pd.read_csv(audit)
     table.loc[0, "converged"] += 1
     table.to_csv(audit, index=False)
     _, stale = documents.rewrite((copy / "docs" / "claims.md").read_text(), copy)
-    assert stale == ["convergence"]
+    assert stale == ["convergence-audit"]
 
 
 def test_text_outside_the_blocks_is_kept():

@@ -22,7 +22,7 @@ import pandas as pd
 from baselines.registry import METHODS
 from qs3study.files import atomic_path
 from qs3study.stages.tables import one_draw, read_results
-from qs3study.tools import convergence as audit
+from qs3study.tools import convergence_audit
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 BLOCK = re.compile(r"(<!-- generated:(?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
@@ -199,15 +199,15 @@ def decomposition(root):
                            "converged (off f*)"], rows)
 
 
-def convergence(root):
+def convergence_audit_table(root):
     """The best-effort protocol's QS3ORAO comparison fits that met their criterion, per column and tuning draw."""
     methods = run_methods(root, "reproduction-best")
-    table = pd.read_csv(root / "figures" / "reproduction-best" / "convergence.csv")
+    table = pd.read_csv(root / "figures" / "reproduction-best" / "convergence_audit.csv")
     rows = ([methods[entry.method][0], entry.tuning_draw, f"{entry.converged} of {entry.fits} ({entry.share:.0%})",
              f"{entry.interval_low:.2f}-{entry.interval_high:.2f}", entry.verdict, entry.off_minimiser]
             for entry in table.itertuples())
-    return markdown_table(["column", "tuning draw", "converged", f"{audit.CONFIDENCE:.0%} interval",
-                           f"against the {audit.BAR:.0%} bar", "converged, off f*"], rows)
+    return markdown_table(["column", "tuning draw", "converged", f"{convergence_audit.CONFIDENCE:.0%} interval",
+                           f"against the {convergence_audit.BAR:.0%} bar", "converged, off f*"], rows)
 
 
 def mirror_data(root):
@@ -315,7 +315,7 @@ RENDERERS = {
     "auc-summary": auc_summary,
     "signal-screen": signal_screen,
     "decomposition": decomposition,
-    "convergence": convergence,
+    "convergence-audit": convergence_audit_table,
     "mirror-data": mirror_data,
     "tuning-check": tuning_check,
     "run-costs": run_costs,

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from qs3study.stages.tables import read_results
-from qs3study.tools.convergence import ALL_DRAWS, audit_fits, convergence_markdown, main, minimisers, summarise
+from qs3study.tools.convergence_audit import ALL_DRAWS, audit_fits, convergence_markdown, main, minimisers, summarise
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 
@@ -93,15 +93,15 @@ def test_the_command_reads_the_manifest_and_keeps_other_files(tmp_path, capsys):
     (run / "manifest.json").write_text(json.dumps({"config": {"methods": {"qs3orao": {"tuned_by": "qs3orao-exact"}},
                                                               "claims": {"non_inferiority_margin": 0.01}}}))
     assert main([str(run / "results.csv"), "--out", str(run)]) == 0
-    summary = pd.read_csv(run / "convergence.csv")
+    summary = pd.read_csv(run / "convergence_audit.csv")
     assert summary["off_minimiser"].tolist() == [1, 1, 2]
-    assert "| qs3orao | all | 5 of 8 (62%) |" in (run / "convergence.md").read_text()
-    record = json.loads((run / "convergence.json").read_text())
-    assert set(record["outputs"]) == {"convergence.csv", "convergence_fits.csv", "convergence.md"}
-    (run / "convergence.json").unlink()
-    (run / "convergence.md").write_text("a user's notes")
+    assert "| qs3orao | all | 5 of 8 (62%) |" in (run / "convergence_audit.md").read_text()
+    record = json.loads((run / "convergence_audit.json").read_text())
+    assert set(record["outputs"]) == {"convergence_audit.csv", "convergence_audit_fits.csv", "convergence_audit.md"}
+    (run / "convergence_audit.json").unlink()
+    (run / "convergence_audit.md").write_text("a user's notes")
     assert main([str(run / "results.csv"), "--out", str(run)]) == 1
-    assert "convergence.md" in capsys.readouterr().err and (run / "convergence.md").read_text() == "a user's notes"
+    assert "convergence_audit.md" in capsys.readouterr().err and (run / "convergence_audit.md").read_text() == "a user's notes"
     assert (run / "results.csv").exists()
 
 

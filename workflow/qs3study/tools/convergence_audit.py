@@ -11,11 +11,12 @@ lie more than ``margin`` AUC below that minimiser
 (:func:`qs3study.tools.decomposition.converged_off_minimiser`): the criterion reads the training
 risk's change per doubling of the iterations, not the distance to the minimiser.
 
-    python -m qs3study.tools.convergence figures/reproduction-best/results.csv \\
+    python -m qs3study.tools.convergence_audit figures/reproduction-best/results.csv \\
         --out figures/reproduction-best
 
-writes ``convergence.csv`` (per column and draw, and over all draws as ``all``),
-``convergence_fits.csv`` (one row per fit), ``convergence.md`` and the record ``convergence.json``.
+writes ``convergence_audit.csv`` (per column and draw, and over all draws as ``all``),
+``convergence_audit_fits.csv`` (one row per fit), ``convergence_audit.md`` and the record
+``convergence_audit.json``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ CONFIDENCE = 0.95
 ALL_DRAWS = "all"
 READ_COLUMNS = ("dataset", "method", "size", "trial", "comparison", "status", "auc", "converged", "n_iter_fitted",
                 "params")
-RECORD = "convergence.json"
+RECORD = "convergence_audit.json"
 
 
 def minimisers(manifest):
@@ -215,12 +216,12 @@ def main(argv=None):
         fits = audit_fits(table, minimisers(manifest))
         summary = summarise(fits, margin=margin)
         markdown = convergence_markdown(summary, fits, margin=margin)
-        contents = {"convergence.csv": summary.to_csv(index=False).encode(),
-                    "convergence_fits.csv": fits.to_csv(index=False).encode(),
-                    "convergence.md": markdown.encode()}
+        contents = {"convergence_audit.csv": summary.to_csv(index=False).encode(),
+                    "convergence_audit_fits.csv": fits.to_csv(index=False).encode(),
+                    "convergence_audit.md": markdown.encode()}
         refuse_foreign_files(args.out, [*contents, RECORD], RECORD, contents)
     except (ValueError, OSError) as error:
-        print(f"convergence: {error}", file=sys.stderr)
+        print(f"convergence_audit: {error}", file=sys.stderr)
         return 1
     write_with_record(args.out, contents, RECORD, {"inputs": inputs, "margin": margin, "bar": BAR,
                                                    "confidence": CONFIDENCE, "manifest": manifest is not None})
