@@ -34,7 +34,7 @@ from qs3study.datasets import sha256_file
 from qs3study.files import read_columns, refuse_foreign_files, write_with_record
 from qs3study.provenance import run_manifest
 from qs3study.stages.tables import one_draw, read_results, tuning_draws
-from qs3study.tools.decomposition import MARGIN, converged_off_minimiser
+from qs3study.tools.decomposition import MARGIN, add_margin_argument, converged_off_minimiser, resolve_margin
 
 __all__ = ["BAR", "CONFIDENCE", "ALL_DRAWS", "minimisers", "audit_fits", "summarise", "convergence_markdown", "main"]
 
@@ -201,18 +201,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, help="results.csv of one protocol's run")
     parser.add_argument("--out", type=Path, required=True, help="folder of that protocol's figures")
-    parser.add_argument("--margin", type=float,
-                        help="AUC distance below f* past which a converged fit is counted off it (default: 8f's "
-                             f"non-inferiority margin, the run's claims.non_inferiority_margin, else {MARGIN:g})")
+    add_margin_argument(parser)
     args = parser.parse_args(argv)
-    if args.margin is not None and not (np.isfinite(args.margin) and args.margin > 0):
-        parser.error(f"--margin must be a positive AUC distance, got {args.margin}")
     try:
         inputs = {str(args.results): sha256_file(args.results)}
         table = read_columns(args.results, READ_COLUMNS, reader=read_results)
         manifest = run_manifest(args.results)
-        margin = args.margin or (manifest or {}).get("config", {}).get("claims", {}).get(
-            "non_inferiority_margin", MARGIN)
+        margin = resolve_margin(parser, args.margin, manifest)
         fits = audit_fits(table, minimisers(manifest))
         summary = summarise(fits, margin=margin)
         markdown = convergence_markdown(summary, fits, margin=margin)

@@ -40,7 +40,7 @@ from qs3study.provenance import run_manifest
 from qs3study.stages.tables import comparison_auc, finished_comparison, one_draw, read_results
 
 __all__ = ["OURS", "EXACT_REFERENCE", "BASELINES", "PARTS", "PROTOCOLS", "unpaired_datasets", "trial_decomposition", "converged_off_minimiser",
-           "summarise", "decomposition_markdown", "main"]
+           "add_margin_argument", "resolve_margin", "summarise", "decomposition_markdown", "main"]
 
 OURS = "qs3orao"
 EXACT_REFERENCE = "qs3orao-exact"
@@ -55,6 +55,22 @@ READ_COLUMNS = ("dataset", "method", "trial", "comparison", "status", "auc", "n_
 MARGIN = DEFAULT_CRITERIA["non_inferiority_margin"]
 #: The decomposition's record in its output folder: the files it wrote there (it overwrites no other).
 RECORD = "decomposition.json"
+
+
+def add_margin_argument(parser):
+    """Add ``--margin``: the AUC distance below f* past which a converged fit is counted off it."""
+    parser.add_argument("--margin", type=float,
+                        help="AUC distance below f* past which a converged fit is counted off it (default: 8f's "
+                             f"non-inferiority margin, the run's claims.non_inferiority_margin, else {MARGIN:g})")
+
+
+def resolve_margin(parser, given, manifest):
+    """The margin given on the command line (refused unless a positive AUC distance), else the run's, else :data:`MARGIN`."""
+    if given is not None:
+        if not (np.isfinite(given) and given > 0):
+            parser.error(f"--margin must be a positive AUC distance, got {given}")
+        return given
+    return (manifest or {}).get("config", {}).get("claims", {}).get("non_inferiority_margin", MARGIN)
 
 
 def _sizes(sizes):
@@ -251,12 +267,8 @@ def main(argv=None):
     parser.add_argument("best", type=Path, help="results.csv of the best-effort protocol")
     parser.add_argument("--protocol", choices=PROTOCOLS, required=True, help="whose gap is decomposed")
     parser.add_argument("--out", type=Path, required=True, help="folder of that protocol's figures")
-    parser.add_argument("--margin", type=float,
-                        help="AUC distance to f* past which a converged QS3ORAO fit is counted off it (default: "
-                             f"8f's non-inferiority margin, the run's claims.non_inferiority_margin, else {MARGIN:g})")
+    add_margin_argument(parser)
     args = parser.parse_args(argv)
-    if args.margin is not None and not (np.isfinite(args.margin) and args.margin > 0):
-        parser.error(f"--margin must be a positive AUC distance, got {args.margin}")
     try:
         inputs = {str(path): sha256_file(path) for path in (args.paper, args.best)}
         tables = [one_draw(read_columns(path, READ_COLUMNS, reader=read_results)) for path in (args.paper, args.best)]
@@ -265,8 +277,7 @@ def main(argv=None):
         # the best-effort decomposition reads the best-effort table alone (its grid part is 0)
         left_out = unpaired_datasets(*tables, manifests) if args.protocol == "paper" else {}
         trials = trial_decomposition(*tables, args.protocol, leave_out=left_out)
-        own = manifests[PROTOCOLS.index(args.protocol)] or {}
-        margin = args.margin or own.get("config", {}).get("claims", {}).get("non_inferiority_margin", MARGIN)
+        margin = resolve_margin(parser, args.margin, manifests[PROTOCOLS.index(args.protocol)])
         summary = summarise(trials, margin)
         markdown = decomposition_markdown(summary, args.protocol, left_out, unchecked, margin)
         contents = {"decomposition_trials.csv": trials.to_csv(index=False).encode(),
