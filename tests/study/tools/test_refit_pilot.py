@@ -220,3 +220,14 @@ def test_the_reference_decision_counts_converged_fits_off_their_minimiser(off_co
     text = pilot.summary_markdown(fits, summary, REFERENCE_DESIGN)
     assert f"| {off_candidate} / {off_committed} of 10 |" in text
     assert ("is adopted" in text) is adopt
+
+
+def test_a_measurement_adopts_nothing_even_when_both_columns_reach_the_bar(tmp_path):
+    design_file = tmp_path / "design.yaml"
+    design_file.write_text(yaml.safe_dump({**DESIGN, "decision": "measurement"}))
+    design = pilot.read_design(design_file)
+    fits = fits_frame(33)
+    summary = pilot.summarise(fits, design)
+    assert summary["verdict"].tolist() == ["reaches the bar"]
+    assert pilot.adopted(summary, design) is False
+    assert "not adopted: the design is a measurement" in pilot.summary_markdown(fits, summary, design)

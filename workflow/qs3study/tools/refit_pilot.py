@@ -10,8 +10,9 @@ and AUC. ``tuning_draw`` is one draw or a list of them. Optional keys: ``stopped
 fits whose committed iteration count it is; ``reference`` maps each column to the method of its
 exact minimiser in the same table (f*, on the same split), and ``margin`` is the AUC distance below
 it at which a converged fit counts as off its minimiser; ``decision`` is ``bar`` (the default: both
-columns at the converged-fit bar) or ``reference`` (fewer converged fits off their minimiser than
-committed). Each fit is written to ``--work`` (default ``results/<design name>``) as it finishes (an
+columns at the converged-fit bar), ``reference`` (fewer converged fits off their minimiser than
+committed) or ``measurement`` (the design adopts nothing, whatever the pilot finds; its verdicts are
+reported, not decided on). Each fit is written to ``--work`` (default ``results/<design name>``) as it finishes (an
 interrupted pilot goes on where it stopped, and a work folder left by another design or another
 commit is refused); then ``--out`` gets ``fits.csv`` (one row per refit beside its committed
 values), ``summary.csv`` and ``summary.md`` (converged fits per column with a Clopper-Pearson
@@ -54,7 +55,7 @@ CANDIDATE, COMMITTED = "candidate", "committed"
 _DESIGN_KEYS = {"name", "results", "methods", "tuning_draw", "trials", "candidate", "reproduce_trials", "n_labeled",
                 "bar", "auc_tolerance", "confidence"}
 _OPTIONAL_KEYS = {"stopped_at": None, "reference": None, "margin": None, "decision": "bar"}
-DECISIONS = ("bar", "reference")
+DECISIONS = ("bar", "reference", "measurement")
 _AUC_DIGITS = 1e-9
 _REPOSITORY = Path(__file__).resolve().parents[3]
 
@@ -257,9 +258,9 @@ def adopted(summary, design):
 
     Both rules need every column without a failed fit and no worse in AUC. ``bar``: every column
     reaches the bar. ``reference``: the harness check reproduced and, summed over the columns, fewer
-    converged fits lie off their minimiser than in the committed run.
+    converged fits lie off their minimiser than in the committed run. ``measurement`` adopts nothing.
     """
-    if summary.empty or not (summary["failed"].eq(0).all() and summary["no_worse"].all()):
+    if design["decision"] == "measurement" or summary.empty or not (summary["failed"].eq(0).all() and summary["no_worse"].all()):
         return False
     if design["decision"] == "bar":
         return bool(summary["verdict"].eq("reaches the bar").all())
@@ -301,7 +302,8 @@ def summary_markdown(fits, summary, design):
                          f"{row.committed_mean_reference_gap:+.4f} |")
     unmet = {"bar": "it does not bring both columns to the bar without a failed fit and without losing accuracy.",
              "reference": "it does not leave fewer converged fits off their exact minimiser without a failed fit "
-                          "and without losing accuracy."}[design["decision"]]
+                          "and without losing accuracy.",
+             "measurement": "the design is a measurement, which adopts nothing whatever it finds."}[design["decision"]]
     lines += ["", "Decision (declared in the design): the candidate is "
               + ("adopted for the next best-effort rerun." if adopted(summary, design) else f"not adopted: {unmet}"),
               "", "## By dataset", "",
