@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from qs3study.stages.tables import read_results
-from qs3study.tools.convergence_audit import ALL_DRAWS, audit_fits, convergence_markdown, main, minimisers, summarise
+from qs3study.tools.convergence_audit import (ALL_DRAWS, CAP_MULTIPLES, audit_fits, convergence_markdown, main,
+                                              minimisers, summarise, warmup, warmup_table)
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 
@@ -16,7 +17,7 @@ REPOSITORY = Path(__file__).resolve().parents[3]
 def _row(dataset, method, trial, draw, auc, converged=np.nan, status="ok", comparison=True):
     return {"dataset": dataset, "method": method, "trial": trial, "size": "2000" if comparison else "1000",
             "comparison": comparison, "status": status, "params": json.dumps({"lam": 2.0 ** -trial}),
-            "auc": auc, "converged": converged, "n_iter_fitted": 4000, "tuning_draw": draw}
+            "auc": auc, "converged": converged, "n_iter_fitted": 4000, "tuning_draw": draw, "n_classes": 5}
 
 
 def _table():
@@ -97,7 +98,9 @@ def test_the_command_reads_the_manifest_and_keeps_other_files(tmp_path, capsys):
     assert summary["off_minimiser"].tolist() == [1, 1, 2]
     assert "| qs3orao | all | 5 of 8 (62%) |" in (run / "convergence_audit.md").read_text()
     record = json.loads((run / "convergence_audit.json").read_text())
-    assert set(record["outputs"]) == {"convergence_audit.csv", "convergence_audit_fits.csv", "convergence_audit.md"}
+    assert set(record["outputs"]) == {"convergence_audit.csv", "convergence_audit_warmup.csv", "convergence_audit_fits.csv",
+                                      "convergence_audit.md"}
+    assert pd.read_csv(run / "convergence_audit_warmup.csv").empty  # no fit of the table records its step offset
     (run / "convergence_audit.json").unlink()
     (run / "convergence_audit.md").write_text("a user's notes")
     assert main([str(run / "results.csv"), "--out", str(run)]) == 1
@@ -114,3 +117,59 @@ def test_the_committed_best_effort_audit_matches_a_plain_count():
     for (method, draw), group in plain.groupby(["method", "tuning_draw"]):
         counted = int((group["status"].eq("ok") & group["converged"].eq(True)).sum())
         assert summary.loc[(method, int(draw)), ["fits", "converged"]].tolist() == [len(group), counted]
+    # The warm-up by its closed form t0 = ceil(theta (lam + h_bar) - 1), theta = 1.5 / lam, h_bar = 4 mean(2 - gamma).
+    params = plain["params"].map(json.loads)
+    lam = params.map(lambda p: p["lam"])
+    h_bar = [4 * np.mean(2 - np.broadcast_to(p["tradeoff"], int(k) - 1)) for p, k in zip(params, plain["n_classes"])]
+    t0 = np.ceil(1.5 / lam * (lam + h_bar) - 1)
+    cap = params.map(lambda p: p["max_iter"])
+    unconverged = ~(plain["status"].eq("ok") & plain["converged"].eq(True))
+    table = warmup_table(fits).set_index("method")
+    for method in ("qs3orao", "qs3orao-labeled"):
+        mine = plain["method"].eq(method)
+        assert table.loc[method, "in_warmup"] == int((mine & (plain["n_iter_fitted"] <= t0)).sum())
+        for multiple in CAP_MULTIPLES:
+            expected = int((mine & unconverged & (t0 >= multiple * cap)).sum())
+            assert table.loc[method, f"unconverged_x{multiple}"] == expected
+
+
+def _smallest_contracting_offset(theta, lam, h_bar):
+    t0 = 0
+    while theta / (1 + t0) * (lam + h_bar) > 1:
+        t0 += 1
+    return float(t0)
+
+
+@pytest.mark.parametrize(("lam", "tradeoff", "theta"), [(0.05, 0.5, None), (0.3, 1.0, None), (0.02, [0.9, 1.0, 0.7], None),
+                                                         (0.1, 0.25, 40.0)])
+def test_the_warmup_is_the_smallest_offset_whose_first_step_contracts(lam, tradeoff, theta):
+    params = {"lam": lam, "tradeoff": tradeoff, "step_offset": "auto", **({} if theta is None else {"theta": theta})}
+    h_bar = 4 * np.mean(2 - np.broadcast_to(tradeoff, 3))
+    assert warmup(params, 4) == _smallest_contracting_offset(theta or 1.5 / lam, lam, h_bar)
+
+
+def test_a_warmup_is_read_only_where_the_parameters_give_it():
+    base = {"lam": 0.05, "tradeoff": 0.5}
+    assert warmup({**base, "step_offset": 12}, 4) == 12.0
+    assert np.isnan(warmup({**base, "step_offset": "auto-data"}, 4))  # resolved from the training rows
+    assert np.isnan(warmup({"lam": 0.05, "step_offset": "auto"}, 4))
+    assert np.isnan(warmup({}, 4))
+    with pytest.raises(ValueError, match="tradeoff must be a scalar or 3 values"):
+        warmup({**base, "tradeoff": [0.5, 0.5], "step_offset": "auto"}, 4)
+
+
+def test_the_warmup_table_counts_fits_inside_it_and_those_a_larger_cap_leaves_there():
+    # Fits of cap 1,000: t0 of 100 (stopped past it), 2,000 (in it), 20,000 and 70,000 (in it, unconverged).
+    fits = pd.DataFrame({"method": "qs3orao", "converged": [True, True, False, False], "n_iter_fitted": 1000.0,
+                         "max_iter": 1000.0, "warmup": [100.0, 2000.0, 20000.0, 70000.0],
+                         "off_minimiser": [False, True, False, False]})
+    fits = pd.concat([fits, fits.assign(method="svorex", warmup=np.nan)], ignore_index=True)
+    table = warmup_table(fits, bar=0.5)
+    assert table["method"].tolist() == ["qs3orao"]  # a column without a warm-up is left out
+    row = table.iloc[0]
+    assert [row.in_warmup, row.in_warmup_converged, row.in_warmup_off, row.past_warmup_converged] == [3, 1, 1, 1]
+    assert row.allowed == 2 and [row[f"unconverged_x{m}"] for m in CAP_MULTIPLES] == [2, 2, 2, 1]
+    assert warmup_table(fits.iloc[:1].assign(converged=False), bar=0.95).iloc[0].allowed == 0
+    audited = audit_fits(_table())
+    text = convergence_markdown(summarise(audited), audited)
+    assert "## The step's warm-up" not in text  # the test table records no step offset

@@ -133,3 +133,13 @@ def test_the_scale_table_names_the_fastest_method_to_the_target_or_none(copy):
 def test_the_docstring_examples_run():
     result = doctest.testmod(documents)
     assert result.attempted >= 2 and result.failed == 0
+
+
+def test_a_changed_warmup_count_makes_its_block_stale(copy):
+    path = copy / "figures" / "reproduction-best" / "convergence_audit_warmup.csv"
+    table = pd.read_csv(path)
+    table.loc[0, "unconverged_x16"] += 1
+    table.to_csv(path, index=False)
+    new, stale = documents.rewrite((copy / "docs" / "claims.md").read_text(), copy)
+    assert stale == ["convergence-warmup"]
+    assert f"| {table.loc[0, 'unconverged_x16']} |" in new

@@ -11,10 +11,17 @@ lie more than ``margin`` AUC below that minimiser
 (:func:`qs3study.tools.decomposition.converged_off_minimiser`): the criterion reads the training
 risk's change per doubling of the iterations, not the distance to the minimiser.
 
+For a QS3ORAO fit whose parameters give its step offset (``step_offset`` a number or ``"auto"``,
+with ``lam`` and ``tradeoff``), it also reads the warm-up ``t0`` of the step ``theta / (t + t0)``
+(:func:`qs3orao.schedule.resolve_step_offset`): a fit that stopped within ``t0`` iterations ran every
+step within a factor 2 of its first, the stability limit, and one whose ``t0`` outlasts a cap cannot
+leave that phase under it, whatever the criterion reads.
+
     python -m qs3study.tools.convergence_audit figures/reproduction-best/results.csv \\
         --out figures/reproduction-best
 
 writes ``convergence_audit.csv`` (per column and draw, and over all draws as ``all``),
+``convergence_audit_warmup.csv`` (per column: the warm-up counts of :func:`warmup_table`),
 ``convergence_audit_fits.csv`` (one row per fit), ``convergence_audit.md`` and the record
 ``convergence_audit.json``.
 """
@@ -29,6 +36,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from qs3orao.schedule import AUTO_DATA, resolve_step_offset
+from qs3orao.validation import check_tradeoff
 from qs3study.claims.verdicts import bar_verdict
 from qs3study.datasets import sha256_file
 from qs3study.files import read_columns, refuse_foreign_files, write_with_record
@@ -36,7 +45,8 @@ from qs3study.provenance import run_manifest
 from qs3study.stages.tables import one_draw, read_results, tuning_draws
 from qs3study.tools.decomposition import MARGIN, add_margin_argument, converged_off_minimiser, resolve_margin
 
-__all__ = ["BAR", "CONFIDENCE", "ALL_DRAWS", "minimisers", "audit_fits", "summarise", "convergence_markdown", "main"]
+__all__ = ["BAR", "CONFIDENCE", "ALL_DRAWS", "CAP_MULTIPLES", "minimisers", "warmup", "audit_fits", "summarise",
+           "warmup_table", "convergence_markdown", "main"]
 
 #: The share of a column's comparison fits that should meet its criterion (the refit pilots' bar).
 BAR = 0.95
@@ -44,7 +54,9 @@ CONFIDENCE = 0.95
 #: The ``tuning_draw`` of the summary rows over every draw.
 ALL_DRAWS = "all"
 READ_COLUMNS = ("dataset", "method", "size", "trial", "comparison", "status", "auc", "converged", "n_iter_fitted",
-                "params")
+                "params", "n_classes")
+#: Multiples of a fit's iteration cap at which the audit counts the fits whose warm-up outlasts the cap.
+CAP_MULTIPLES = (1, 4, 16, 64)
 RECORD = "convergence_audit.json"
 
 
@@ -54,11 +66,42 @@ def minimisers(manifest):
     return {name: entry["tuned_by"] for name, entry in methods.items() if (entry or {}).get("tuned_by")}
 
 
-def _lam(params):
+def _params(params):
     try:
-        return float(json.loads(params).get("lam", np.nan))
-    except (TypeError, ValueError, AttributeError):
+        parsed = json.loads(params)
+    except (TypeError, ValueError):
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def warmup(params, n_classes):
+    """The offset ``t0`` of a QS3ORAO fit's step ``theta / (t + t0)``, from its recorded parameters.
+
+    Parameters
+    ----------
+    params : dict
+        The fit's parameters (``params`` of results.csv, parsed).
+    n_classes : float
+        The fit's number of classes (one split fewer).
+
+    Returns
+    -------
+    float
+        ``t0``; NaN where the parameters do not give ``lam``, ``tradeoff`` and a ``step_offset`` that
+        needs no data (``"auto-data"`` is resolved from the training rows).
+
+    Examples
+    --------
+    >>> warmup({"lam": 0.05, "theta": 30.0, "tradeoff": 0.5, "step_offset": "auto"}, 4)
+    181.0
+    """
+    offset = params.get("step_offset")
+    if not {"lam", "tradeoff"} <= params.keys() or offset is None or offset == AUTO_DATA or not n_classes > 1:
         return np.nan
+    lam = float(params["lam"])
+    theta = params.get("theta") or 1.5 / lam
+    weights = check_tradeoff(params["tradeoff"], int(n_classes) - 1)
+    return resolve_step_offset(offset, theta=float(theta), lam=lam, tradeoff=weights)
 
 
 def audit_fits(table, minimiser=None):
@@ -74,8 +117,10 @@ def audit_fits(table, minimiser=None):
     Returns
     -------
     pandas.DataFrame
-        ``dataset, method, tuning_draw, trial, status, converged, n_iter_fitted, lam, auc, minimiser_auc, gap,
-        off_minimiser``; ``lam`` is the fit's regularisation (from ``params``, NaN without one), ``converged`` is False for a fit that did not finish, ``gap`` is the minimiser's
+        ``dataset, method, tuning_draw, trial, status, converged, n_iter_fitted, max_iter, warmup, lam, auc,
+        minimiser_auc, gap, off_minimiser``; ``lam`` is the fit's regularisation and ``max_iter`` its
+        iteration cap (from ``params``, NaN without one), ``warmup`` its step offset (:func:`warmup`),
+        ``converged`` is False for a fit that did not finish, ``gap`` is the minimiser's
         AUC minus the fit's on the same split (NaN without a minimiser), and ``off_minimiser`` is filled
         in by :func:`summarise`'s margin.
 
@@ -103,7 +148,11 @@ def audit_fits(table, minimiser=None):
             fits = rows[["dataset", "method", "trial", "status", "converged", "n_iter_fitted", "auc"]].copy()
             fits.insert(2, "tuning_draw", draw)
             fits["converged"] = fits["status"].eq("ok") & fits["converged"].eq(True)
-            fits.insert(fits.columns.get_loc("auc"), "lam", [_lam(params) for params in rows["params"]])
+            params = [_params(text) for text in rows["params"]]
+            fits.insert(fits.columns.get_loc("auc"), "max_iter", [float(p.get("max_iter", np.nan)) for p in params])
+            fits.insert(fits.columns.get_loc("auc"), "warmup",
+                        [warmup(p, k) for p, k in zip(params, rows["n_classes"], strict=True)])
+            fits.insert(fits.columns.get_loc("auc"), "lam", [float(p.get("lam", np.nan)) for p in params])
             label = minimiser.get(method)
             if label in reference:
                 index = pd.MultiIndex.from_frame(fits[["dataset", "trial"]])
@@ -144,6 +193,70 @@ def summarise(fits, *, bar=BAR, confidence=CONFIDENCE, margin=MARGIN):
     return pd.DataFrame(rows)
 
 
+def warmup_table(fits, *, bar=BAR, multiples=CAP_MULTIPLES):
+    """Per column, over every draw: the fits that ended in their step's warm-up, and those a larger cap leaves in it.
+
+    Parameters
+    ----------
+    fits : pandas.DataFrame
+        From :func:`audit_fits`, after :func:`summarise` (which fills ``off_minimiser``).
+    bar : float
+        The converged share the audit asks for; ``allowed`` is how many unconverged fits it leaves room for.
+    multiples : tuple of int
+        Multiples ``m`` of each fit's cap: ``unconverged_x{m}`` counts the unconverged fits whose warm-up
+        ``t0`` is at least ``m`` times their cap.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``method, fits, with_warmup, in_warmup, in_warmup_converged, in_warmup_off, past_warmup_converged,
+        past_warmup_off, allowed, unconverged_x{m}...``; a fit is in its warm-up when it stopped within
+        ``t0`` iterations. Columns whose fits record no warm-up are left out.
+    """
+    rows = []
+    for method, group in fits.groupby("method", sort=True):
+        known = group[group["warmup"].notna()]
+        if known.empty:
+            continue
+        inside = known["n_iter_fitted"] <= known["warmup"]
+        unconverged = ~known["converged"]
+        row = {"method": method, "fits": len(group), "with_warmup": len(known), "in_warmup": int(inside.sum()),
+               "in_warmup_converged": int((inside & known["converged"]).sum()),
+               "in_warmup_off": int((inside & known["off_minimiser"]).sum()),
+               "past_warmup_converged": int((~inside & known["converged"]).sum()),
+               "past_warmup_off": int((~inside & known["off_minimiser"]).sum()),
+               "allowed": len(group) - int(np.ceil(bar * len(group) - 1e-9))}
+        for multiple in multiples:
+            row[f"unconverged_x{multiple}"] = int((unconverged & (known["warmup"] >= multiple * known["max_iter"])).sum())
+        rows.append(row)
+    columns = ["method", "fits", "with_warmup", "in_warmup", "in_warmup_converged", "in_warmup_off",
+               "past_warmup_converged", "past_warmup_off", "allowed", *(f"unconverged_x{m}" for m in multiples)]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _warmup_section(table, multiples=CAP_MULTIPLES):
+    if table.empty:
+        return []
+    caps = " | ".join(f"{m} x cap" for m in multiples)
+    lines = ["## The step's warm-up", "",
+             "Under `step_offset=\"auto\"` the step `theta / (t + t0)` stays within a factor 2 of its first value, "
+             "the stability limit, for `t0` iterations (`qs3orao.schedule`). In warm-up: the fits that stopped within "
+             "their `t0`.", "",
+             "| column | fits | in warm-up | of them converged | of those, off f* | past it, converged | "
+             "of those, off f* |", "|---|---|---|---|---|---|---|"]
+    for r in table.itertuples():
+        lines.append(f"| {r.method} | {r.with_warmup} of {r.fits} | {r.in_warmup} | {r.in_warmup_converged} | "
+                     f"{r.in_warmup_off} | {r.past_warmup_converged} | {r.past_warmup_off} |")
+    lines += ["", "Unconverged fits whose `t0` is at least a multiple of their iteration cap: a cap raised that far "
+              "still ends them in their warm-up. The bar leaves room for the number of unconverged fits under "
+              "\"allowed\".", "",
+              f"| column | allowed | {caps} |", "|---|---|" + "---|" * len(multiples)]
+    for r in table.to_dict("records"):
+        lines.append(f"| {r['method']} | {r['allowed']} | "
+                     + " | ".join(str(r[f"unconverged_x{m}"]) for m in multiples) + " |")
+    return [*lines, ""]
+
+
 def _by_dataset(fits):
     rows = []
     for (method, dataset), group in fits.groupby(["method", "dataset"], sort=True):
@@ -165,7 +278,7 @@ def _by_lam(fits):
 
 
 def convergence_markdown(summary, fits, *, bar=BAR, confidence=CONFIDENCE, margin=MARGIN):
-    """The audit as markdown: each column by tuning draw against the bar, then by dataset."""
+    """The audit as markdown: each column by tuning draw against the bar, then by dataset, lam and warm-up."""
     lines = ["# Converged comparison fits", "",
              f"| column | tuning draw | converged | {confidence:.0%} interval | against the bar ({bar:.0%}) | "
              "unconverged | failed | converged, off f* | mean AUC below f* |",
@@ -184,6 +297,7 @@ def convergence_markdown(summary, fits, *, bar=BAR, confidence=CONFIDENCE, margi
               "iterations (`qs3orao.schedule`): how the converged fits spread over the regularisation they were "
               "tuned to (— where a fit records none).", "",
               "| column | lam | converged |", "|---|---|---|", *_by_lam(fits), "",
+              *_warmup_section(warmup_table(fits, bar=bar)),
               f"Converged: the comparison fits that met their stated criterion (column `converged` of results.csv; a "
               f"fit that did not finish counts as not converged), with the share's Clopper-Pearson interval. "
               f"Off f*: those of them more than {margin:g} AUC below the exact minimiser whose tuned values they "
@@ -212,6 +326,7 @@ def main(argv=None):
         summary = summarise(fits, margin=margin)
         markdown = convergence_markdown(summary, fits, margin=margin)
         contents = {"convergence_audit.csv": summary.to_csv(index=False).encode(),
+                    "convergence_audit_warmup.csv": warmup_table(fits).to_csv(index=False).encode(),
                     "convergence_audit_fits.csv": fits.to_csv(index=False).encode(),
                     "convergence_audit.md": markdown.encode()}
         refuse_foreign_files(args.out, [*contents, RECORD], RECORD, contents)

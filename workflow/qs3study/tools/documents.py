@@ -210,6 +210,18 @@ def convergence_audit_table(root):
                            f"against the {convergence_audit.BAR:.0%} bar", "converged, off f*"], rows)
 
 
+def convergence_warmup_table(root):
+    """The best-effort QS3ORAO columns' fits in their step's warm-up, and the unconverged ones a larger cap leaves there."""
+    methods = run_methods(root, "reproduction-best")
+    table = pd.read_csv(root / "figures" / "reproduction-best" / "convergence_audit_warmup.csv")
+    multiples = convergence_audit.CAP_MULTIPLES
+    rows = ([methods[entry["method"]][0], entry["fits"], f"{entry['in_warmup_converged']} of {entry['in_warmup']}",
+             entry["in_warmup_off"], entry["allowed"], *(entry[f"unconverged_x{m}"] for m in multiples)]
+            for entry in table.to_dict("records"))
+    return markdown_table(["column", "fits", "converged in warm-up", "of those, off f*", "unconverged the bar allows",
+                           *(f"unconverged, t0 >= {m} x cap" for m in multiples)], rows)
+
+
 def mirror_data(root):
     """The rows, features and class sizes of each dataset the best-effort protocol prepared from the mirror."""
     data = json.loads((root / "figures" / "reproduction-best" / "manifest.json").read_text())["data"]
@@ -316,6 +328,7 @@ RENDERERS = {
     "signal-screen": signal_screen,
     "decomposition": decomposition,
     "convergence-audit": convergence_audit_table,
+    "convergence-warmup": convergence_warmup_table,
     "mirror-data": mirror_data,
     "tuning-check": tuning_check,
     "run-costs": run_costs,
