@@ -193,6 +193,11 @@ def summarise(fits, *, bar=BAR, confidence=CONFIDENCE, margin=MARGIN):
     return pd.DataFrame(rows)
 
 
+def _fewest_reaching(n, bar):
+    """The fewest converged fits of ``n`` whose share reaches ``bar``, by :func:`bar_verdict`'s rule ``k / n >= bar``."""
+    return next(k for k in range(n + 1) if k / n >= bar)
+
+
 def warmup_table(fits, *, bar=BAR, multiples=CAP_MULTIPLES):
     """Per column, over every draw: the fits that ended in their step's warm-up, and those a larger cap leaves in it.
 
@@ -225,7 +230,7 @@ def warmup_table(fits, *, bar=BAR, multiples=CAP_MULTIPLES):
                "in_warmup_off": int((inside & known["off_minimiser"]).sum()),
                "past_warmup_converged": int((~inside & known["converged"]).sum()),
                "past_warmup_off": int((~inside & known["off_minimiser"]).sum()),
-               "allowed": len(group) - int(np.ceil(bar * len(group) - 1e-9))}
+               "allowed": len(group) - _fewest_reaching(len(group), bar)}
         for multiple in multiples:
             row[f"unconverged_x{multiple}"] = int((unconverged & (known["warmup"] >= multiple * known["max_iter"])).sum())
         rows.append(row)
