@@ -85,6 +85,8 @@ PYTHON_COMMANDS = (
     "python -m qs3study.tools.convergence_audit figures/reproduction-best/results.csv --out figures/reproduction-best",
     "python -m qs3study.tools.documents",
     "python -m qs3study.tools.outputs --directory . --configuration default",
+    "python -m qs3study.tools.pilot_comparison figures/reproduction-<protocol>/results.csv figures/<name>/results.csv "
+    "--out figures/<name>",
     "python -m qs3study.tools.refit_pilot DESIGN --data <run>/results/data --out figures/<design name> --jobs 2",
     "python -m qs3study.tools.results_diff figures/<name>/results.csv figures/reproduction-<protocol>/results.csv",
     "python -m qs3study.tools.run_archive save run.tar.gz --configfile <its configuration files>",
