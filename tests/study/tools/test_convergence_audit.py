@@ -108,6 +108,17 @@ def test_the_command_reads_the_manifest_and_keeps_other_files(tmp_path, capsys):
     assert (run / "results.csv").exists()
 
 
+def test_the_command_audits_the_trials_it_is_given_and_refuses_a_missing_one(tmp_path, capsys):
+    _table().to_csv(tmp_path / "results.csv", index=False)
+    assert main([str(tmp_path / "results.csv"), "--out", str(tmp_path / "out"), "--trials", "0", "1"]) == 0
+    summary = pd.read_csv(tmp_path / "out" / "convergence_audit.csv").set_index("tuning_draw")
+    assert summary.loc["all", ["fits", "converged"]].tolist() == [4, 4]  # trials 2 and 3 left out
+    assert json.loads((tmp_path / "out" / "convergence_audit.json").read_text())["trials"] == [0, 1]
+    capsys.readouterr()
+    assert main([str(tmp_path / "results.csv"), "--out", str(tmp_path / "other"), "--trials", "0", "7"]) == 1
+    assert "no trial 7 (its trials: 0, 1, 2, 3)" in capsys.readouterr().err and not (tmp_path / "other").exists()
+
+
 def test_the_committed_best_effort_audit_matches_a_plain_count():
     path = REPOSITORY / "figures" / "reproduction-best" / "results.csv"
     table = read_results(path)

@@ -20,6 +20,8 @@ leave that phase under it, whatever the criterion reads.
     python -m qs3study.tools.convergence_audit figures/reproduction-best/results.csv \\
         --out figures/reproduction-best
 
+``--trials 0 1`` audits those trials only: the population a pilot declared, where its run fitted more.
+
 writes ``convergence_audit.csv`` (per column and draw, and over all draws as ``all``),
 ``convergence_audit_warmup.csv`` (per column: the warm-up counts of :func:`warmup_table`),
 ``convergence_audit_fits.csv`` (one row per fit), ``convergence_audit.md`` and the record
@@ -45,8 +47,8 @@ from qs3study.provenance import run_manifest
 from qs3study.stages.tables import one_draw, read_results, tuning_draws
 from qs3study.tools.decomposition import MARGIN, add_margin_argument, converged_off_minimiser, resolve_margin
 
-__all__ = ["BAR", "CONFIDENCE", "ALL_DRAWS", "CAP_MULTIPLES", "minimisers", "warmup", "audit_fits", "summarise",
-           "warmup_table", "convergence_markdown", "main"]
+__all__ = ["BAR", "CONFIDENCE", "ALL_DRAWS", "CAP_MULTIPLES", "minimisers", "warmup", "audit_fits", "trials_only",
+           "summarise", "warmup_table", "convergence_markdown", "main"]
 
 #: The share of a column's comparison fits that should meet its criterion (the refit pilots' bar).
 BAR = 0.95
@@ -163,6 +165,21 @@ def audit_fits(table, minimiser=None):
             parts.append(fits)
     fits = pd.concat(parts, ignore_index=True).sort_values(["method", "tuning_draw", "dataset", "trial"])
     return fits.reset_index(drop=True)
+
+
+def trials_only(table, trials):
+    """The rows of ``table`` at ``trials``.
+
+    Raises
+    ------
+    ValueError
+        If a trial of ``trials`` has no row in ``table``.
+    """
+    missing = sorted(set(trials) - set(table["trial"].astype(int)))
+    if missing:
+        raise ValueError(f"the table has no trial {', '.join(map(str, missing))} (its trials: "
+                         f"{', '.join(map(str, sorted(table['trial'].astype(int).unique())))})")
+    return table[table["trial"].astype(int).isin(trials)]
 
 
 def summarise(fits, *, bar=BAR, confidence=CONFIDENCE, margin=MARGIN):
@@ -320,11 +337,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, help="results.csv of one protocol's run")
     parser.add_argument("--out", type=Path, required=True, help="folder of that protocol's figures")
+    parser.add_argument("--trials", type=int, nargs="+", help="audit these trials only (default: every trial)")
     add_margin_argument(parser)
     args = parser.parse_args(argv)
     try:
         inputs = {str(args.results): sha256_file(args.results)}
         table = read_columns(args.results, READ_COLUMNS, reader=read_results)
+        if args.trials is not None:
+            table = trials_only(table, args.trials)
         manifest = run_manifest(args.results)
         margin = resolve_margin(parser, args.margin, manifest)
         fits = audit_fits(table, minimisers(manifest))
@@ -339,7 +359,8 @@ def main(argv=None):
         print(f"convergence_audit: {error}", file=sys.stderr)
         return 1
     write_with_record(args.out, contents, RECORD, {"inputs": inputs, "margin": margin, "bar": BAR,
-                                                   "confidence": CONFIDENCE, "manifest": manifest is not None})
+                                                   "confidence": CONFIDENCE, "manifest": manifest is not None,
+                                                   "trials": args.trials})
     print(markdown)
     return 0
 
