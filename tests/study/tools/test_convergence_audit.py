@@ -9,7 +9,7 @@ import pytest
 
 from qs3study.stages.tables import read_results
 from qs3study.tools.convergence_audit import (ALL_DRAWS, CAP_MULTIPLES, audit_fits, convergence_markdown, main,
-                                              minimisers, summarise, warmup, warmup_table)
+                                              summarise, warmup, warmup_table)
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 
@@ -79,12 +79,6 @@ def test_a_table_lacking_a_column_is_named_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "results.csv" in err and "auc" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
-
-
-def test_minimisers_come_from_the_runs_tuned_by():
-    manifest = {"config": {"methods": {"qs3orao": {"tuned_by": "qs3orao-exact"}, "svorex": {"tuned_by": None},
-                                       "rff-auc": None}}}
-    assert minimisers(manifest) == {"qs3orao": "qs3orao-exact"} and minimisers(None) == {}
 
 
 def test_the_command_reads_the_manifest_and_keeps_other_files(tmp_path, capsys):

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from qs3study.tools.decomposition import (PARTS, decomposition_markdown, main, summarise, trial_decomposition,
-                                          unpaired_datasets)
+from qs3study.tools.decomposition import (PARTS, decomposition_markdown, main, minimisers, summarise,
+                                          trial_decomposition, unpaired_datasets)
 
 
 def _table(aucs, trials=4, seed=0):
@@ -179,12 +179,12 @@ def test_converged_fits_off_their_minimiser_are_counted_from_the_protocols_own_t
     assert summary.loc["b", ["n_converged", "n_converged_off"]].tolist() == [0, 0]
     assert summarise(trials, margin=0.001).set_index("dataset").loc["a", "n_converged_off"] == 2
     text = decomposition_markdown(summarise(trials, margin=0.01), "best", margin=0.01)
-    assert "converged (off f*) |" in text and text.splitlines()[2].endswith("| 3 (1) |")
-    assert "more than 0.01 AUC (8f's non-inferiority margin) below f*" in text
+    assert "converged (off M) |" in text and text.splitlines()[2].endswith("| 3 (1) |")
+    assert "more than 0.01 AUC (8f's non-inferiority margin) below M" in text
     # the paper protocol's fits have no criterion: the column is not drawn from the other table's flags
     paper_trials = trial_decomposition(paper, best, "paper")
     assert paper_trials["ours_converged"].isna().all()
-    assert "converged (off f*)" not in decomposition_markdown(summarise(paper_trials), "paper")
+    assert "converged (off M)" not in decomposition_markdown(summarise(paper_trials), "paper")
 
 
 @pytest.mark.parametrize("margin", ["0", "-0.01", "nan"])
@@ -204,3 +204,38 @@ def test_the_margin_is_the_runs_own_unless_given(tmp_path, option, recorded):
     assert main([_write(tmp_path, "paper.csv", _table(PAPER)), _write(tmp_path / "best", "results.csv", _table(BEST)),
                  "--protocol", "best", "--out", str(tmp_path / "out"), *option]) == 0
     assert json.loads((tmp_path / "out" / "decomposition.json").read_text())["margin"] == recorded
+
+
+def test_minimisers_come_from_the_runs_tuned_by():
+    manifest = {"config": {"methods": {"qs3orao": {"tuned_by": "qs3orao-exact"}, "svorex": {"tuned_by": None},
+                                       "rff-auc": None}}}
+    assert minimisers(manifest) == {"qs3orao": "qs3orao-exact"} and minimisers(None) == {}
+
+
+def test_the_floor_part_is_fstar_minus_the_minimiser_qs3orao_trained_with(tmp_path):
+    # QS3ORAO trained with the values of a floored search (0.85) below f* (0.88): the floor part takes
+    # the 0.03 and the optimisation part is measured against the floored minimiser, converged-off too.
+    paper, best = _table(PAPER, seed=1), _table({**BEST, "qs3orao-exact-floor": 0.85}, seed=2)
+    best.loc[best["method"] == "qs3orao", "converged"] = True
+    floored = trial_decomposition(paper, best, "best", minimiser="qs3orao-exact-floor")
+    np.testing.assert_allclose(floored[list(PARTS)].sum(axis=1), floored["total"], atol=1e-12)
+    assert (floored["floor"] == floored["f_star"] - floored["minimiser_auc"]).all()
+    assert (floored["optimisation"] == floored["minimiser_auc"] - floored["ours"]).all()
+    assert summarise(floored).set_index("dataset")["floor_mean"].tolist() == pytest.approx([0.03, 0.03], abs=0.02)
+    plain = trial_decomposition(paper, best, "best")
+    assert (plain["floor"] == 0).all() and (plain["minimiser"] == "qs3orao-exact").all()
+    assert summarise(plain, margin=0.01)["n_converged_off"].sum() > summarise(floored, margin=0.01)[
+        "n_converged_off"].sum()
+    with pytest.raises(ValueError, match="qs3orao-exact-labeled-floor"):
+        trial_decomposition(paper, best, "best", minimiser="qs3orao-exact-labeled-floor")
+    # the command takes M from the run's tuned_by, and records it
+    (tmp_path / "best").mkdir()
+    manifest = {**_manifest(), "config": {**_manifest()["config"],
+                                          "methods": {"qs3orao": {"tuned_by": "qs3orao-exact-floor"}}}}
+    (tmp_path / "best" / "manifest.json").write_text(json.dumps(manifest))
+    assert main([_write(tmp_path, "paper.csv", paper), _write(tmp_path / "best", "results.csv", best),
+                 "--protocol", "best", "--out", str(tmp_path / "out")]) == 0
+    written = pd.read_csv(tmp_path / "out" / "decomposition_trials.csv")
+    assert (written["minimiser"] == "qs3orao-exact-floor").all() and written["floor"].gt(0.0).all()
+    assert json.loads((tmp_path / "out" / "decomposition.json").read_text())["minimiser"] == "qs3orao-exact-floor"
+    assert "(`qs3orao-exact-floor`, the run's tuned_by" in (tmp_path / "out" / "decomposition.md").read_text()

@@ -45,9 +45,10 @@ from qs3study.datasets import sha256_file
 from qs3study.files import read_columns, refuse_foreign_files, write_with_record
 from qs3study.provenance import run_manifest
 from qs3study.stages.tables import one_draw, read_results, tuning_draws
-from qs3study.tools.decomposition import MARGIN, add_margin_argument, converged_off_minimiser, resolve_margin
+from qs3study.tools.decomposition import (MARGIN, add_margin_argument, converged_off_minimiser, minimisers,
+                                          resolve_margin)
 
-__all__ = ["BAR", "CONFIDENCE", "ALL_DRAWS", "CAP_MULTIPLES", "minimisers", "warmup", "audit_fits", "trials_only",
+__all__ = ["BAR", "CONFIDENCE", "ALL_DRAWS", "CAP_MULTIPLES", "warmup", "audit_fits", "trials_only",
            "summarise", "warmup_table", "convergence_markdown", "main"]
 
 #: The share of a column's comparison fits that should meet its criterion (the refit pilots' bar).
@@ -60,12 +61,6 @@ READ_COLUMNS = ("dataset", "method", "size", "trial", "comparison", "status", "a
 #: Multiples of a fit's iteration cap at which the audit counts the fits whose warm-up outlasts the cap.
 CAP_MULTIPLES = (1, 4, 16, 64)
 RECORD = "convergence_audit.json"
-
-
-def minimisers(manifest):
-    """Column -> the exact minimiser whose tuned values it trained with (the configuration's ``tuned_by``)."""
-    methods = (manifest or {}).get("config", {}).get("methods", {})
-    return {name: entry["tuned_by"] for name, entry in methods.items() if (entry or {}).get("tuned_by")}
 
 
 def _params(params):

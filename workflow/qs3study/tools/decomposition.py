@@ -1,22 +1,26 @@
-"""QS3ORAO's gap to the best exact baseline, split into optimisation, grid and objective.
+"""QS3ORAO's gap to the best exact baseline, split into optimisation, floor, grid and objective.
 
 Reads the results tables of the two protocols (the paper's and the best-effort
 one: same datasets, splits and trials) and, for one protocol ``P``, per dataset
 and per trial ``t`` (comparison rows that finished in both tables)::
 
     total        = B_P - Q_P           the best exact baseline's AUC minus QS3ORAO's
-    optimisation = F_P - Q_P           what QS3ORAO's optimiser loses to f* of the same protocol
+    optimisation = M_P - Q_P           what QS3ORAO's optimiser loses to the minimiser it trained with
+    floor        = F_P - M_P           what that minimiser's narrower search costs f* (0 where M is f*)
     grid         = F_best - F_P        what the best-effort protocol gains f* (0 in the best-effort protocol)
     objective    = B_P - F_best        the rest: what the objective itself loses, tuned well
 
-so ``total = optimisation + grid + objective`` trial by trial. ``Q`` is QS3ORAO
-(label ``qs3orao``), ``F`` the exact minimiser f* of its objective (label
-``qs3orao-exact``), ``B`` the exact baseline (M-PNU-AUC, M-SAMULT, SVOREX) with
-the highest mean AUC on the dataset in protocol ``P``. The grid part is everything
-the best-effort protocol changes for f* (which has no step schedule and no class
-priors): its grids and, on a dataset whose features it scales differently
-(``feature_scaling``), that scaling as well. A dataset whose two runs did not use
-the same data and split (:func:`unpaired_datasets`) is left out, with why.
+so ``total = optimisation + floor + grid + objective`` trial by trial. ``Q`` is
+QS3ORAO (label ``qs3orao``), ``F`` the exact minimiser f* of its objective (label
+``qs3orao-exact``), ``M`` the exact minimiser whose tuned values QS3ORAO trained
+with (the run's ``tuned_by``, e.g. f* with ``lam`` kept above a floor; f* itself
+where the run declares none), ``B`` the exact baseline (M-PNU-AUC, M-SAMULT,
+SVOREX) with the highest mean AUC on the dataset in protocol ``P``. The grid part
+is everything the best-effort protocol changes for f* (which has no step schedule
+and no class priors): its grids and, on a dataset whose features it scales
+differently (``feature_scaling``), that scaling as well. A dataset whose two runs
+did not use the same data and split (:func:`unpaired_datasets`) is left out, with
+why.
 
     python -m qs3study.tools.decomposition figures/reproduction-paper/results.csv \\
         figures/reproduction-best/results.csv --protocol paper --out figures/reproduction-paper
@@ -39,28 +43,35 @@ from qs3study.files import read_columns, refuse_foreign_files, write_with_record
 from qs3study.provenance import run_manifest
 from qs3study.stages.tables import comparison_auc, finished_comparison, one_draw, read_results
 
-__all__ = ["OURS", "EXACT_REFERENCE", "BASELINES", "PARTS", "PROTOCOLS", "unpaired_datasets", "trial_decomposition", "converged_off_minimiser",
-           "add_margin_argument", "resolve_margin", "summarise", "decomposition_markdown", "main"]
+__all__ = ["OURS", "EXACT_REFERENCE", "BASELINES", "PARTS", "PROTOCOLS", "minimisers", "unpaired_datasets",
+           "trial_decomposition", "converged_off_minimiser", "add_margin_argument", "resolve_margin", "summarise",
+           "decomposition_markdown", "main"]
 
 OURS = "qs3orao"
 EXACT_REFERENCE = "qs3orao-exact"
 BASELINES = tuple(m.name for m in REGISTRY.values() if m.role == "paper" and m.name != OURS)
 """The paper's exact baselines (its methods other than QS3ORAO, by the registry's roles)."""
-PARTS = ("optimisation", "grid", "objective")
+PARTS = ("optimisation", "floor", "grid", "objective")
 PROTOCOLS = ("paper", "best")
 #: The columns of a results table the decomposition reads.
 READ_COLUMNS = ("dataset", "method", "trial", "comparison", "status", "auc", "n_labeled", "n_unlabeled", "converged")
-#: The AUC distance to f* past which a QS3ORAO fit marked converged is counted off its objective's minimiser,
-#: unless the run's configuration or ``--margin`` says otherwise: 8f's non-inferiority margin.
+#: The AUC distance below the exact minimiser it trained with past which a QS3ORAO fit marked converged is counted
+#: off it, unless the run's configuration or ``--margin`` says otherwise: 8f's non-inferiority margin.
 MARGIN = DEFAULT_CRITERIA["non_inferiority_margin"]
 #: The decomposition's record in its output folder: the files it wrote there (it overwrites no other).
 RECORD = "decomposition.json"
 
 
+def minimisers(manifest):
+    """Column -> the exact minimiser whose tuned values it trained with (the configuration's ``tuned_by``)."""
+    methods = (manifest or {}).get("config", {}).get("methods", {})
+    return {name: entry["tuned_by"] for name, entry in methods.items() if (entry or {}).get("tuned_by")}
+
+
 def add_margin_argument(parser):
-    """Add ``--margin``: the AUC distance below f* past which a converged fit is counted off it."""
+    """Add ``--margin``: the AUC distance below its minimiser past which a converged fit is counted off it."""
     parser.add_argument("--margin", type=float,
-                        help="AUC distance below f* past which a converged fit is counted off it (default: 8f's "
+                        help="AUC distance below its exact minimiser past which a converged fit is counted off it (default: 8f's "
                              f"non-inferiority margin, the run's claims.non_inferiority_margin, else {MARGIN:g})")
 
 
@@ -121,7 +132,7 @@ def unpaired_datasets(paper, best, manifests=(None, None)):
     return dict(sorted(reasons.items()))
 
 
-def trial_decomposition(paper, best, protocol, leave_out=()):
+def trial_decomposition(paper, best, protocol, leave_out=(), minimiser=EXACT_REFERENCE):
     """The decomposition per (dataset, trial) for ``protocol`` (``"paper"`` or ``"best"``).
 
     Parameters
@@ -131,19 +142,22 @@ def trial_decomposition(paper, best, protocol, leave_out=()):
     protocol : {"paper", "best"}
     leave_out : collection of str
         Datasets not to pair (:func:`unpaired_datasets`).
+    minimiser : str
+        The label, in ``protocol``'s table, of the exact minimiser whose tuned values QS3ORAO trained
+        with (the run's ``tuned_by``, :func:`minimisers`); f* itself by default, whose floor part is 0.
 
     Returns
     -------
     pandas.DataFrame
-        ``dataset, trial, baseline, ours, f_star, f_star_best, baseline_auc, total``, :data:`PARTS` and
-        ``ours_converged`` (QS3ORAO's ``converged``: True, False, or NaN for a fit without a criterion);
-        only trials where all four values exist.
+        ``dataset, trial, baseline, ours, minimiser, minimiser_auc, f_star, f_star_best, baseline_auc,
+        total``, :data:`PARTS` and ``ours_converged`` (QS3ORAO's ``converged``: True, False, or NaN for a
+        fit without a criterion); only trials where all values exist.
 
     Raises
     ------
     ValueError
-        If the two tables are the same, one lacks QS3ORAO or f* at the comparison size, or no trial
-        has all four values.
+        If the two tables are the same, one lacks QS3ORAO, f* or the minimiser at the comparison size,
+        or no trial has all values.
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
@@ -157,7 +171,7 @@ def trial_decomposition(paper, best, protocol, leave_out=()):
     if protocol == "best":
         own, other = other, own
     f_best = (other if protocol == "paper" else own).get(EXACT_REFERENCE)
-    needed = [m for m in (OURS, EXACT_REFERENCE) if m not in own]
+    needed = [m for m in dict.fromkeys((OURS, EXACT_REFERENCE, minimiser)) if m not in own]
     if needed or f_best is None:
         raise ValueError(f"the {protocol} table lacks {needed or [EXACT_REFERENCE]} at the comparison size")
     rows = []
@@ -166,26 +180,28 @@ def trial_decomposition(paper, best, protocol, leave_out=()):
         if candidates.empty:
             continue
         baseline = candidates.idxmax()
-        joined = pd.concat({"ours": per[OURS], "f_star": per[EXACT_REFERENCE], "baseline_auc": per[baseline],
-                            "f_star_best": f_best}, axis=1, join="inner").dropna()
+        joined = pd.concat({"ours": per[OURS], "minimiser_auc": per[minimiser], "f_star": per[EXACT_REFERENCE],
+                            "baseline_auc": per[baseline], "f_star_best": f_best}, axis=1, join="inner").dropna()
         for (name, trial), r in joined.iterrows():
             rows.append({"dataset": name, "trial": int(trial), "baseline": baseline, "ours": r["ours"],
-                         "f_star": r["f_star"], "f_star_best": r["f_star_best"], "baseline_auc": r["baseline_auc"],
-                         "total": r["baseline_auc"] - r["ours"], "optimisation": r["f_star"] - r["ours"],
-                         "grid": r["f_star_best"] - r["f_star"], "objective": r["baseline_auc"] - r["f_star_best"],
+                         "minimiser": minimiser, "minimiser_auc": r["minimiser_auc"], "f_star": r["f_star"],
+                         "f_star_best": r["f_star_best"], "baseline_auc": r["baseline_auc"],
+                         "total": r["baseline_auc"] - r["ours"], "optimisation": r["minimiser_auc"] - r["ours"],
+                         "floor": r["f_star"] - r["minimiser_auc"], "grid": r["f_star_best"] - r["f_star"],
+                         "objective": r["baseline_auc"] - r["f_star_best"],
                          "ours_converged": marked.get((name, trial), np.nan)})
     if not rows:
         raise ValueError(f"no trial of the {protocol} table ({', '.join(map(str, own.index.unique('dataset')))}) "
-                         f"has QS3ORAO, f* and a baseline finished and f* of the best-effort protocol in the other "
-                         f"table ({', '.join(map(str, f_best.index.unique('dataset')))}) for the same dataset "
-                         "and trial")
-    columns = ["dataset", "trial", "baseline", "ours", "f_star", "f_star_best", "baseline_auc", "total", *PARTS,
-               "ours_converged"]
+                         f"has QS3ORAO, {', '.join(dict.fromkeys((EXACT_REFERENCE, minimiser)))} and a baseline "
+                         "finished and f* of the best-effort protocol in the other table "
+                         f"({', '.join(map(str, f_best.index.unique('dataset')))}) for the same dataset and trial")
+    columns = ["dataset", "trial", "baseline", "ours", "minimiser", "minimiser_auc", "f_star", "f_star_best",
+               "baseline_auc", "total", *PARTS, "ours_converged"]
     return pd.DataFrame(rows, columns=columns)
 
 
 def converged_off_minimiser(converged, gap, margin):
-    """Which fits are marked converged yet lie more than ``margin`` AUC below their exact minimiser (``gap`` = f* - fit)."""
+    """Which fits are marked converged yet lie more than ``margin`` AUC below their exact minimiser (``gap`` = it - fit)."""
     return converged.astype(bool) & (gap > margin)
 
 
@@ -193,7 +209,8 @@ def summarise(trials, margin=MARGIN):
     """Per dataset: mean and standard deviation over trials of the total and each part, and the converged fits.
 
     ``n_converged`` counts the trials whose QS3ORAO fit met its stated criterion (``ours_converged``),
-    ``n_converged_off`` those of them whose AUC is more than ``margin`` below f*'s on the same split.
+    ``n_converged_off`` those of them whose AUC is more than ``margin`` below that of the minimiser they
+    trained with (``minimiser``) on the same split.
     """
     if trials.empty:
         return pd.DataFrame(columns=["dataset", "baseline", "n_trials"])
@@ -202,6 +219,7 @@ def summarise(trials, margin=MARGIN):
     out = grouped[values].agg(["mean", "std"])
     out.columns = [f"{name}_{stat}" for name, stat in out.columns]
     out.insert(0, "n_trials", grouped.size())
+    out.insert(0, "minimiser", grouped["minimiser"].first())
     out.insert(0, "baseline", grouped["baseline"].first())
     converged = trials["ours_converged"].eq(True)
     out["n_converged"] = converged.groupby(trials["dataset"]).sum()
@@ -223,30 +241,33 @@ def decomposition_markdown(summary, protocol, left_out=None, unchecked=(), margi
     unchecked : sequence of str
         The results tables without a manifest beside them, whose prepared data could not be compared.
     margin : float
-        The AUC distance to f* that ``n_converged_off`` counts past (:func:`summarise`).
+        The AUC distance to the minimiser M that ``n_converged_off`` counts past (:func:`summarise`).
     """
     criterion = "n_converged" in summary and summary["n_converged"].gt(0).any()
-    lines = ["| dataset | best exact baseline | trials | total gap | optimisation (f* − QS3ORAO) | "
-             "grid (best-effort f* − paper f*) | objective (rest) |" + (" converged (off f*) |" if criterion else ""),
-             "|---|---|---|---|---|---|---|" + ("---|" if criterion else "")]
+    lines = ["| dataset | best exact baseline | trials | total gap | optimisation (M − QS3ORAO) | floor (f* − M) | "
+             "grid (best-effort f* − paper f*) | objective (rest) |" + (" converged (off M) |" if criterion else ""),
+             "|---|---|---|---|---|---|---|---|" + ("---|" if criterion else "")]
     for r in summary.itertuples():
         cells = [f"{getattr(r, f'{v}_mean'):+.4f} ± {getattr(r, f'{v}_std'):.4f}" for v in ("total", *PARTS)]
         if criterion:
             cells.append(f"{r.n_converged} ({r.n_converged_off})")
         lines.append(f"| {r.dataset} | {r.baseline} | {r.n_trials} | " + " | ".join(cells) + " |")
-    lines += ["", f"Protocol: {protocol}. Per trial, total = B − QS3ORAO = (f* − QS3ORAO) + (f*_best − f*) + "
-                  "(B − f*_best), with B the exact baseline of highest mean AUC in this protocol, f* the exact "
-                  "minimiser of QS3ORAO's objective tuned in this protocol, f*_best the one of the best-effort "
-                  "protocol (same split); mean ± SD over the trials finished in both tables. Positive: QS3ORAO "
-                  "behind. The grid part is all the best-effort protocol changes for f*: its grids and, on a "
+    minimiser = ", ".join(f"`{m}`" for m in dict.fromkeys(summary.get("minimiser", [EXACT_REFERENCE])))
+    lines += ["", f"Protocol: {protocol}. Per trial, total = B − QS3ORAO = (M − QS3ORAO) + (f* − M) + "
+                  "(f*_best − f*) + (B − f*_best), with B the exact baseline of highest mean AUC in this protocol, "
+                  "f* the exact minimiser of QS3ORAO's objective tuned in this protocol, M the exact minimiser "
+                  f"whose tuned values QS3ORAO trained with ({minimiser}, the run's tuned_by; f* itself where it "
+                  f"is `{EXACT_REFERENCE}`, whose floor part is 0), f*_best the f* of the best-effort protocol "
+                  "(same split); mean ± SD over the trials finished in both tables. Positive: QS3ORAO behind. The "
+                  "floor part is what M's narrower search (a lam kept above a floor) costs f*. The grid part is all the best-effort protocol changes for f*: its grids and, on a "
                   "dataset whose features it scales differently (feature_scaling), that scaling too. In the "
                   "best-effort protocol the grid part is 0 by construction."]
     if criterion:
         lines += ["", f"Converged: the trials whose QS3ORAO fit met its stated criterion (column `converged` of "
                       f"results.csv); in parentheses, those of them more than {margin:g} AUC (8f's non-inferiority "
-                      "margin) below f* on the same split. The criterion reads the training risk's change per "
-                      "doubling of the iterations, not the distance to f*: a fit whose risk falls slowly meets it "
-                      "far from f*."]
+                      "margin) below M on the same split. The criterion reads the training risk's change per "
+                      "doubling of the iterations, not the distance to M: a fit whose risk falls slowly meets it "
+                      "far from M."]
     if left_out:
         lines += ["", "Left out, not the same data or split in both runs:", "",
                   *(f"- {dataset}: {reason}." for dataset, reason in left_out.items())]
@@ -276,8 +297,10 @@ def main(argv=None):
         unchecked = [str(path) for path, manifest in zip((args.paper, args.best), manifests) if manifest is None]
         # the best-effort decomposition reads the best-effort table alone (its grid part is 0)
         left_out = unpaired_datasets(*tables, manifests) if args.protocol == "paper" else {}
-        trials = trial_decomposition(*tables, args.protocol, leave_out=left_out)
-        margin = resolve_margin(parser, args.margin, manifests[PROTOCOLS.index(args.protocol)])
+        manifest = manifests[PROTOCOLS.index(args.protocol)]
+        minimiser = minimisers(manifest).get(OURS, EXACT_REFERENCE)
+        trials = trial_decomposition(*tables, args.protocol, leave_out=left_out, minimiser=minimiser)
+        margin = resolve_margin(parser, args.margin, manifest)
         summary = summarise(trials, margin)
         markdown = decomposition_markdown(summary, args.protocol, left_out, unchecked, margin)
         contents = {"decomposition_trials.csv": trials.to_csv(index=False).encode(),
@@ -288,7 +311,7 @@ def main(argv=None):
         print(f"decomposition: {error}", file=sys.stderr)
         return 1
     write_with_record(args.out, contents, RECORD, {"protocol": args.protocol, "inputs": inputs, "margin": margin,
-                                                   "left_out": left_out})
+                                                   "minimiser": minimiser, "left_out": left_out})
     print(markdown)
     return 0
 

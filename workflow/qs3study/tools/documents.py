@@ -23,6 +23,7 @@ from baselines.registry import METHODS
 from qs3study.files import atomic_path
 from qs3study.stages.tables import one_draw, read_results
 from qs3study.tools import convergence_audit
+from qs3study.tools.decomposition import PARTS
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 BLOCK = re.compile(r"(<!-- generated:(?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
@@ -181,10 +182,10 @@ def signal_screen(root):
 
 
 def decomposition(root):
-    """QS3ORAO's AUC gap to the best exact baseline split into optimisation, grid and objective (means over trials).
+    """QS3ORAO's AUC gap to the best exact baseline split into optimisation, floor, grid and objective (trial means).
 
     The last column counts the trials whose QS3ORAO fit met its convergence criterion and, in parentheses,
-    those of them off f* by more than the decomposition's margin (— where the fits have no criterion).
+    those of them off M by more than the decomposition's margin (— where the fits have no criterion).
     """
     rows = []
     for protocol, name in PROTOCOLS.items():
@@ -193,10 +194,9 @@ def decomposition(root):
         criterion = table["n_converged"].gt(0).any()
         for entry in table.sort_values("dataset").itertuples():
             rows.append([name, entry.dataset, methods[entry.baseline][0], f"{entry.total_mean:+.3f}",
-                         f"{entry.optimisation_mean:+.3f}", f"{entry.grid_mean:+.3f}", f"{entry.objective_mean:+.3f}",
+                         *(f"{getattr(entry, f'{part}_mean'):+.3f}" for part in PARTS),
                          f"{entry.n_converged} of {entry.n_trials} ({entry.n_converged_off})" if criterion else "—"])
-    return markdown_table(["protocol", "dataset", "best baseline", "gap", "optimisation", "grid", "objective",
-                           "converged (off f*)"], rows)
+    return markdown_table(["protocol", "dataset", "best baseline", "gap", *PARTS, "converged (off M)"], rows)
 
 
 def convergence_audit_table(root):

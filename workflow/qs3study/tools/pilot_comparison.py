@@ -35,7 +35,8 @@ from qs3study.files import read_columns, refuse_foreign_files, write_with_record
 from qs3study.provenance import run_manifest
 from qs3study.stages.tables import read_results
 from qs3study.tools.convergence_audit import READ_COLUMNS as AUDIT_COLUMNS
-from qs3study.tools.convergence_audit import audit_fits, minimisers
+from qs3study.tools.convergence_audit import audit_fits
+from qs3study.tools.decomposition import minimisers
 
 __all__ = ["AUC_DIGITS", "KEY", "pair_fits", "summarise", "harness_verdict", "comparison_markdown", "main"]
 
