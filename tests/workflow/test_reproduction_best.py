@@ -73,14 +73,21 @@ def test_qs3orao_iterations_come_from_the_criterion_and_pnu_priors_from_labeled_
     assert set(ours["base_method"]) == {"qs3orao-converged"}
     iterations = ours["n_iter_fitted"].astype(int)
     assert iterations.isin([50 * 2 ** k for k in range(1, 4)]).all()  # doubled from 50, at most 400
-    # QS3ORAO trains with the values cross-validation chose for f* (tuned_by)
+    # Both QS3ORAO columns train with the values cross-validation chose for f* with lam kept at or above
+    # its floor 2^-1 (tuned_by), which the unfloored f* searches pass
     comparison = results[results["comparison"].astype(bool)]
-    for dataset in DATASETS:
-        ours_params = json.loads(comparison[(comparison["method"] == "qs3orao") & (comparison["dataset"] == dataset)]
-                                 ["params"].iloc[0])
-        exact = json.loads(comparison[(comparison["method"] == "qs3orao-exact") & (comparison["dataset"] == dataset)]
-                           ["params"].iloc[0])
-        assert {k: ours_params[k] for k in exact} == exact and set(exact) >= {"gamma", "lam"}
+
+    def params(method, dataset):
+        rows = comparison[(comparison["method"] == method) & (comparison["dataset"] == dataset)]
+        return json.loads(rows["params"].iloc[0])
+
+    for ours, source, unfloored in (("qs3orao", "qs3orao-exact-floor", "qs3orao-exact"),
+                                    ("qs3orao-labeled", "qs3orao-exact-labeled-floor", "qs3orao-exact-labeled")):
+        for dataset in DATASETS:
+            exact = params(source, dataset)
+            assert {k: params(ours, dataset)[k] for k in exact} == exact and set(exact) >= {"gamma", "lam"}
+            assert exact["lam"] >= 0.5
+        assert min(params(unfloored, dataset)["lam"] for dataset in DATASETS) < 0.5, unfloored
     pnu = results[results["method"] == "m-pnu-auc"]
     assert all(json.loads(p)["priors"] == "labeled_frequency" for p in pnu["params"])
 
